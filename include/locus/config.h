@@ -1,0 +1,44 @@
+/* locus tunables: LOCUS_* environment variables, parsed and validated in one
+ * place (src/core/config.c, declared in src/core/tunables.def). */
+#ifndef LOCUS_CONFIG_H
+#define LOCUS_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <locus/status.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct locus_tunable_info {
+    const char *name;     /* environment variable, e.g. "LOCUS_HEAP_SIZE" */
+    const char *module;   /* "heap", "copy", ... */
+    const char *type;     /* "size", "int", "bool", "enum", "string", "double", "sizepct" */
+    const char *def;      /* default, as text */
+    const char *accepted; /* what is accepted, as text */
+    const char *help;     /* one line */
+    const char *value;    /* current value from the environment, or NULL if unset */
+    locus_status_t valid; /* LOCUS_OK, or the parse error of value */
+} locus_tunable_info_t;
+
+/* Number of tunables the library knows. */
+LOCUS_API size_t locus_config_count(void);
+
+/* Describe tunable i (0 <= i < locus_config_count()); parses its current value. */
+LOCUS_API locus_status_t locus_config_describe(size_t i, locus_tunable_info_t *info);
+
+/* Validate every LOCUS_* variable in the environment: unknown names and bad
+ * values give LOCUS_ERR_INVALID with locus_last_error() naming the first. */
+LOCUS_API locus_status_t locus_config_check(void);
+
+/* Parse "4096", "64K", "8G", "1.5GiB", "2m" (binary units). */
+LOCUS_API locus_status_t locus_parse_size(const char *text, uint64_t *out);
+
+/* Format bytes as "8.0 GiB" into buf; returns buf. */
+LOCUS_API const char *locus_format_size(uint64_t bytes, char *buf, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

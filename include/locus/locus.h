@@ -1,0 +1,11 @@
+/* locus: node-level memory and communication for HPC runtimes.
+ * Umbrella header; each module has its own header. */
+#ifndef LOCUS_LOCUS_H
+#define LOCUS_LOCUS_H
+
+#include <locus/version.h>
+#include <locus/status.h>
+#include <locus/config.h>
+#include <locus/topo.h>
+
+#endif

@@ -1,0 +1,15 @@
+/* Prototypes of the STRING-tunable validators named in tunables.def.
+ * Each lives in its module and accepts or rejects a value with a message
+ * that says what is accepted. */
+#ifndef LOCUS_CORE_VALIDATORS_H
+#define LOCUS_CORE_VALIDATORS_H
+
+#include <locus/status.h>
+
+/* heap */
+
+/* shm */
+
+/* prof */
+
+#endif

@@ -1,0 +1,120 @@
+// Status codes, size parsing and tunable validation (src/core).
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+extern "C" {
+#include "core/config.h"
+#include "core/error.h"
+}
+
+TEST(Status, EveryCodeHasText)
+{
+    for (int c = 0; c >= -15; c--)
+        EXPECT_STRNE(locus_strerror((locus_status_t)c), "unknown status") << c;
+    EXPECT_STREQ(locus_strerror((locus_status_t)-999), "unknown status");
+}
+
+TEST(Status, DetailIsPerThreadAndClearable)
+{
+    EXPECT_EQ(locus_err(LOCUS_ERR_RANGE, "x=%d", 7), LOCUS_ERR_RANGE);
+    EXPECT_STREQ(locus_last_error(), "x=7");
+    locus_clear_error();
+    EXPECT_STREQ(locus_last_error(), "");
+    EXPECT_EQ(locus_err_errno(LOCUS_ERR_SYSTEM, EPERM, "open"), LOCUS_ERR_PERMISSION);
+    EXPECT_NE(std::string(locus_last_error()).find("open: "), std::string::npos);
+}
+
+TEST(ParseSize, AcceptsUnits)
+{
+    uint64_t v = 0;
+    ASSERT_EQ(locus_parse_size("4096", &v), LOCUS_OK); EXPECT_EQ(v, 4096u);
+    ASSERT_EQ(locus_parse_size("64K", &v), LOCUS_OK); EXPECT_EQ(v, 65536u);
+    ASSERT_EQ(locus_parse_size("8G", &v), LOCUS_OK); EXPECT_EQ(v, 8ull << 30);
+    ASSERT_EQ(locus_parse_size("1.5GiB", &v), LOCUS_OK); EXPECT_EQ(v, 3ull << 29);
+    ASSERT_EQ(locus_parse_size("2m", &v), LOCUS_OK); EXPECT_EQ(v, 2ull << 20);
+    ASSERT_EQ(locus_parse_size("0", &v), LOCUS_OK); EXPECT_EQ(v, 0u);
+}
+
+TEST(ParseSize, RejectsGarbageNamingTheValue)
+{
+    uint64_t v = 1;
+    for (const char *bad : {"", "abc", "12Q", "-5", "1.5", "8GG", "1e30T", "nan"}) {
+        EXPECT_NE(locus_parse_size(bad, &v), LOCUS_OK) << bad;
+        EXPECT_NE(std::string(locus_last_error()).find(std::string("'") + bad + "'"),
+                  std::string::npos) << locus_last_error();
+    }
+    EXPECT_EQ(v, 1u);
+}
+
+TEST(ParseSizePct, PercentOrBytes)
+{
+    uint64_t b;
+    double p;
+    ASSERT_EQ(locus_parse_sizepct("50%", &b, &p), LOCUS_OK);
+    EXPECT_EQ(p, 50.0);
+    ASSERT_EQ(locus_parse_sizepct("1G", &b, &p), LOCUS_OK);
+    EXPECT_EQ(b, 1ull << 30);
+    EXPECT_EQ(p, 0.0);
+    EXPECT_NE(locus_parse_sizepct("0%", &b, &p), LOCUS_OK);
+    EXPECT_NE(locus_parse_sizepct("101%", &b, &p), LOCUS_OK);
+    EXPECT_NE(locus_parse_sizepct("x%", &b, &p), LOCUS_OK);
+}
+
+TEST(ParseOther, IntBoolChoice)
+{
+    int64_t i;
+    bool b;
+    int c;
+    EXPECT_EQ(locus_parse_int("12", 0, 100, &i), LOCUS_OK);
+    EXPECT_EQ(i, 12);
+    EXPECT_EQ(locus_parse_int("101", 0, 100, &i), LOCUS_ERR_RANGE);
+    EXPECT_EQ(locus_parse_int("1x", 0, 100, &i), LOCUS_ERR_INVALID);
+    EXPECT_EQ(locus_parse_bool("On", &b), LOCUS_OK);
+    EXPECT_TRUE(b);
+    EXPECT_EQ(locus_parse_bool("maybe", &b), LOCUS_ERR_INVALID);
+    EXPECT_EQ(locus_parse_choice("thp", "4k|thp|auto", &c), LOCUS_OK);
+    EXPECT_EQ(c, 1);
+    EXPECT_EQ(locus_parse_choice("th", "4k|thp|auto", &c), LOCUS_ERR_INVALID);
+    EXPECT_NE(std::string(locus_last_error()).find("4k|thp|auto"), std::string::npos);
+}
+
+TEST(Tunables, EnvValueValidatedAndNamed)
+{
+    setenv("LOCUS_LOG_LEVEL", "loud", 1);
+    int idx = -1;
+    EXPECT_EQ(locus_tun_enum(LOCUS_TUN_LOG_LEVEL, &idx), LOCUS_ERR_INVALID);
+    EXPECT_NE(std::string(locus_last_error()).find("LOCUS_LOG_LEVEL='loud'"), std::string::npos)
+        << locus_last_error();
+    EXPECT_EQ(locus_config_check(), LOCUS_ERR_INVALID);
+    setenv("LOCUS_LOG_LEVEL", "debug", 1);
+    EXPECT_EQ(locus_tun_enum(LOCUS_TUN_LOG_LEVEL, &idx), LOCUS_OK);
+    EXPECT_EQ(idx, 3);
+    unsetenv("LOCUS_LOG_LEVEL");
+    EXPECT_EQ(locus_tun_enum(LOCUS_TUN_LOG_LEVEL, &idx), LOCUS_OK);
+    EXPECT_EQ(idx, 1);  // default "warn"
+}
+
+TEST(Tunables, UnknownLocusVariableIsReported)
+{
+    setenv("LOCUS_NO_SUCH_KNOB", "1", 1);
+    EXPECT_EQ(locus_config_check(), LOCUS_ERR_INVALID);
+    EXPECT_NE(std::string(locus_last_error()).find("LOCUS_NO_SUCH_KNOB"), std::string::npos);
+    unsetenv("LOCUS_NO_SUCH_KNOB");
+    EXPECT_EQ(locus_config_check(), LOCUS_OK) << locus_last_error();
+}
+
+TEST(Tunables, DescribeListsEveryTunable)
+{
+    ASSERT_GT(locus_config_count(), 0u);
+    for (size_t i = 0; i < locus_config_count(); i++) {
+        locus_tunable_info_t t;
+        ASSERT_EQ(locus_config_describe(i, &t), LOCUS_OK);
+        EXPECT_EQ(std::strncmp(t.name, "LOCUS_", 6), 0);
+        EXPECT_TRUE(t.help && *t.help);
+    }
+    locus_tunable_info_t t;
+    EXPECT_EQ(locus_config_describe(locus_config_count(), &t), LOCUS_ERR_INVALID);
+}
