@@ -71,12 +71,12 @@ LOCUS_API int  locus_topo_distance(const locus_topo_t *topo, int node_a, int nod
 LOCUS_API int  locus_topo_num_cpus(const locus_topo_t *topo);
 LOCUS_API int  locus_topo_cpu(const locus_topo_t *topo, int i);          /* i-th cpu's OS number */
 LOCUS_API int  locus_topo_cpu_node(const locus_topo_t *topo, int os_cpu); /* node index or -1 */
-int  locus_topo_cpu_l3(const locus_topo_t *topo, int os_cpu);   /* L3 index or -1 */
+LOCUS_API int  locus_topo_cpu_l3(const locus_topo_t *topo, int os_cpu);   /* L3 index or -1 */
 
 /* L3 (last-level shared cache) domains. */
-int  locus_topo_num_l3(const locus_topo_t *topo);
-locus_status_t locus_topo_l3(const locus_topo_t *topo, int i, locus_topo_l3_t *out);
-bool locus_topo_share_l3(const locus_topo_t *topo, int os_cpu_a, int os_cpu_b);
+LOCUS_API int  locus_topo_num_l3(const locus_topo_t *topo);
+LOCUS_API locus_status_t locus_topo_l3(const locus_topo_t *topo, int i, locus_topo_l3_t *out);
+LOCUS_API bool locus_topo_share_l3(const locus_topo_t *topo, int os_cpu_a, int os_cpu_b);
 
 /* Pages. */
 LOCUS_API uint64_t locus_topo_base_page(const locus_topo_t *topo);
