@@ -62,6 +62,10 @@ LOCUS_API void locus_topo_destroy(locus_topo_t *topo);
 /* NUMA nodes, in ascending os_index order; index i is NOT the os index. */
 LOCUS_API int  locus_topo_num_nodes(const locus_topo_t *topo);
 LOCUS_API locus_status_t locus_topo_node(const locus_topo_t *topo, int i, locus_topo_node_t *out);
+/* True if the node has no cpus at all (memory-only hardware, e.g. CXL/HBM);
+ * a node whose cpus are merely outside this process's affinity has
+ * num_cpus 0 but is not memory-only. False for a bad index. */
+LOCUS_API bool locus_topo_node_is_memory_only(const locus_topo_t *topo, int i);
 /* Index (0..num_nodes-1) of the node with this os index, or -1. */
 LOCUS_API int  locus_topo_node_index(const locus_topo_t *topo, int os_index);
 /* ACPI SLIT distance between node indices (10 = local); -1 if unknown. */

@@ -142,12 +142,13 @@ static locus_status_t load_nodes(struct locus_topo *t, hwloc_topology_t h, hwloc
         if (!(sets[i] = hwloc_bitmap_alloc()))
             st = locus_err(LOCUS_ERR_NO_MEMORY, "topo: node cpusets");
     for (hwloc_obj_t pu = NULL; st == LOCUS_OK && (pu = hwloc_get_next_obj_by_type(h, HWLOC_OBJ_PU, pu));) {
-        if (!hwloc_bitmap_isset(usable, pu->os_index))
-            continue;
         hwloc_obj_t home = pu_home_node(pu);
         for (int i = 0; home && i < n; i++)
-            if (objs[i] == home)
-                hwloc_bitmap_set(sets[i], pu->os_index);
+            if (objs[i] == home) {
+                t->nodes[i].hw_cpus++;
+                if (hwloc_bitmap_isset(usable, pu->os_index))
+                    hwloc_bitmap_set(sets[i], pu->os_index);
+            }
     }
     for (int i = 0; i < n && st == LOCUS_OK; i++)
         if (!(t->nodes[i].cpus = bitmap_to_array(sets[i], &t->nodes[i].num_cpus)))
@@ -222,12 +223,19 @@ static locus_status_t load_distances(struct locus_topo *t, hwloc_topology_t h, h
 
 /* ------------------------------------------------------------------- cpus */
 
-static locus_status_t load_cpus(struct locus_topo *t, hwloc_const_bitmap_t usable)
+static locus_status_t load_cpus(struct locus_topo *t, hwloc_topology_t h, hwloc_const_bitmap_t usable)
 {
     if (!(t->cpus = bitmap_to_array(usable, &t->num_cpus)))
         return locus_err(LOCUS_ERR_NO_MEMORY, "topo: cpu list");
     if (t->num_cpus == 0)
         return locus_err(LOCUS_ERR_UNSUPPORTED, "topo: no CPU is usable by this process");
+    int online = hwloc_get_nbobjs_by_type(h, HWLOC_OBJ_PU);
+    if (t->num_cpus < online) {
+        char list[128];
+        topo_format_cpulist(t->cpus, t->num_cpus, list, sizeof list);
+        topo_note(t, "cpu affinity/cgroup limits this process to %d of %d online cpus (%s); node and L3 cpu "
+                  "lists show only those", t->num_cpus, online, list);
+    }
     t->cpu_node = malloc((size_t)t->num_cpus * sizeof(int));
     t->cpu_l3 = malloc((size_t)t->num_cpus * sizeof(int));
     if (!t->cpu_node || !t->cpu_l3)
@@ -377,7 +385,7 @@ static locus_status_t build(struct locus_topo *t, hwloc_topology_t h)
     if (st == LOCUS_OK)
         st = load_distances(t, h, objs);
     if (st == LOCUS_OK)
-        st = load_cpus(t, usable);
+        st = load_cpus(t, h, usable);
     if (st == LOCUS_OK)
         st = load_l3(t, h, usable);
     if (st == LOCUS_OK)
@@ -488,6 +496,11 @@ locus_status_t locus_topo_node(const locus_topo_t *t, int i, locus_topo_node_t *
     const topo_node_t *n = &t->nodes[i];
     *out = (locus_topo_node_t){n->os_index, n->memory_bytes, n->num_cpus, n->cpus};
     return LOCUS_OK;
+}
+
+bool locus_topo_node_is_memory_only(const locus_topo_t *t, int i)
+{
+    return t && i >= 0 && i < t->num_nodes && t->nodes[i].hw_cpus == 0;
 }
 
 int locus_topo_node_index(const locus_topo_t *t, int os_index)

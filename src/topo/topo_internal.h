@@ -16,8 +16,9 @@ typedef enum topo_origin {
 typedef struct topo_node {
     int os_index;
     uint64_t memory_bytes;
-    int num_cpus;
+    int num_cpus;       /* usable by this process */
     int *cpus;
+    int hw_cpus;        /* all online cpus of the node; 0 = memory-only */
 } topo_node_t;
 
 typedef struct topo_l3 {

@@ -3,7 +3,7 @@
  * JSON keys (stable; add new keys, never rename):
  *   origin        "local" | "xml" | "synthetic"
  *   origin_arg    XML path or synthetic description (null for local)
- *   nodes[]       {index, os_index, memory_bytes, memory_only, cpus[]}
+ *   nodes[]       {index, os_index, memory_bytes, memory_only (no cpus at all), cpus[] (usable)}
  *   distances     num_nodes x num_nodes matrix by node index (10 = local, -1 unknown)
  *   distance_source  "hwloc" | "sysfs" | "default"
  *   cpus[]        OS numbers of the cpus usable by this process
@@ -83,7 +83,7 @@ static void print_nodes(const locus_topo_t *t, FILE *f)
         const topo_node_t *n = &t->nodes[i];
         topo_format_cpulist(n->cpus, n->num_cpus, cpus, sizeof cpus);
         topo_format_size(n->memory_bytes, mem, sizeof mem);
-        fprintf(f, "  %-5d %-8d %-12s %-12s %s\n", i, n->os_index, mem, n->num_cpus ? "cpus+memory" : "memory-only",
+        fprintf(f, "  %-5d %-8d %-12s %-12s %s\n", i, n->os_index, mem, n->hw_cpus == 0 ? "memory-only" : n->num_cpus ? "cpus+memory" : "no-usable-cpu",
                 cpus);
     }
 }
@@ -184,7 +184,7 @@ static void json_nodes(const locus_topo_t *t, FILE *f)
     for (int i = 0; i < t->num_nodes; i++) {
         const topo_node_t *n = &t->nodes[i];
         fprintf(f, "%s\n    {\"index\": %d, \"os_index\": %d, \"memory_bytes\": %llu, \"memory_only\": %s, \"cpus\": ",
-                i ? "," : "", i, n->os_index, (unsigned long long)n->memory_bytes, n->num_cpus ? "false" : "true");
+                i ? "," : "", i, n->os_index, (unsigned long long)n->memory_bytes, n->hw_cpus ? "false" : "true");
         json_ints(f, n->cpus, n->num_cpus);
         fputc('}', f);
     }

@@ -92,6 +92,44 @@ TEST(TopoLocal, CpusAreThisProcessAffinity)
     EXPECT_EQ(locus_topo_cpu(p.t, locus_topo_num_cpus(p.t)), -1);
 }
 
+// A process limited to one cpu sees only that cpu everywhere, and says so;
+// its node is still not "memory-only".
+TEST(TopoLocal, RestrictedAffinityIsRespectedAndNoted)
+{
+    cpu_set_t saved, one;
+    ASSERT_EQ(sched_getaffinity(0, sizeof saved, &saved), 0);
+    if (CPU_COUNT(&saved) < 2)
+        GTEST_SKIP() << "needs 2 usable cpus";
+    int last = -1;
+    for (int c = 0; c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, &saved))
+            last = c;
+    CPU_ZERO(&one);
+    CPU_SET(last, &one);
+    ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
+    TopoPtr p;
+    locus_status_t st = locus_topo_load(&p.t);
+    sched_setaffinity(0, sizeof saved, &saved);
+    ASSERT_EQ(st, LOCUS_OK) << locus_last_error();
+    ASSERT_EQ(locus_topo_num_cpus(p.t), 1);
+    EXPECT_EQ(locus_topo_cpu(p.t, 0), last);
+    int usable_total = 0;
+    for (int i = 0; i < locus_topo_num_nodes(p.t); i++) {
+        locus_topo_node_t n;
+        ASSERT_EQ(locus_topo_node(p.t, i, &n), LOCUS_OK);
+        usable_total += n.num_cpus;
+    }
+    EXPECT_EQ(usable_total, 1);
+    int node = locus_topo_cpu_node(p.t, last);
+    ASSERT_GE(node, 0);
+    EXPECT_FALSE(locus_topo_node_is_memory_only(p.t, node));
+    locus_topo_l3_t d;
+    ASSERT_EQ(locus_topo_l3(p.t, locus_topo_cpu_l3(p.t, last), &d), LOCUS_OK);
+    EXPECT_EQ(cpus_of(d.cpus, d.num_cpus), std::vector<int>{last});
+    EXPECT_NE(std::string(locus_topo_notes(p.t)).find("limits this process to 1 of"), std::string::npos)
+        << locus_topo_notes(p.t);
+}
+
 TEST(TopoLocal, NodesMatchSysfs)
 {
     TopoPtr p;
@@ -261,6 +299,9 @@ TEST(TopoFixture, MemoryOnlyNode)
     EXPECT_EQ(locus_topo_distance(p.t, 0, 2), 30);
     EXPECT_EQ(locus_topo_distance(p.t, 1, 2), 30);
     EXPECT_EQ(locus_topo_distance(p.t, 0, 1), 20);
+    EXPECT_TRUE(locus_topo_node_is_memory_only(p.t, 2));
+    EXPECT_FALSE(locus_topo_node_is_memory_only(p.t, 0));
+    EXPECT_FALSE(locus_topo_node_is_memory_only(p.t, 3)) << "bad index";
     EXPECT_EQ(locus_topo_num_cpus(p.t), 4);
     for (int c = 0; c < 4; c++)
         EXPECT_NE(locus_topo_cpu_node(p.t, c), 2) << "no cpu belongs to the memory-only node";
