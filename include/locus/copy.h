@@ -1,0 +1,121 @@
+/* locus copy: memcpy-compatible copy kernels and a selector that chooses
+ * ordinary or non-temporal (NT) stores and prefetchnta loads by size, hint and
+ * cache topology (L3 size, cores sharing it, whether the peer shares it).
+ *
+ * Contract: dst and src must not overlap (checked in debug builds, i.e. when
+ * the library is built without NDEBUG: LOCUS_ERR_INVALID). NULL is accepted
+ * when len is 0. Every kernel that issued NT stores ends with `sfence`, so a
+ * store the caller makes after the call (e.g. publishing a flag with release
+ * semantics) cannot become visible before the copied data.
+ *
+ * Thresholds, from the strongest source to the weakest: LOCUS_COPY_NT_MIN /
+ * LOCUS_COPY_NT_MIN_FAR (environment), the calibration file written by
+ * `locus bench copy --calibrate` (LOCUS_COPY_CALIBRATION, default
+ * $XDG_CACHE_HOME/locus/copy.conf or ~/.cache/locus/copy.conf; applied only if
+ * it was measured on an L3 of the same size and sharing), then the topology:
+ *   nt_min     = 3/4 of the copier's share of its L3 (L3 size / cpus sharing it):
+ *                from this total length the data cannot stay cached anyway, so
+ *                NT stores (and, with NT_SOURCE, prefetchnta loads) are used
+ *                whatever the hint;
+ *   nt_min_far = 1/4 of that share: with NT_DEST (NT_SOURCE) and a peer that
+ *                does not share the copier's L3, the destination (source) lines
+ *                are of no use in this L3, so NT is used from this length.
+ * The CPU vendor plays no part. */
+#ifndef LOCUS_COPY_H
+#define LOCUS_COPY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <locus/status.h>
+#include <locus/topo.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+    LOCUS_COPY_HINT_NONE = 0,
+    LOCUS_COPY_HINT_NT_DEST = 1,   /* the writer will not read dst again (copy-in to shm) */
+    LOCUS_COPY_HINT_NT_SOURCE = 2, /* src will not be reused (copy-out of shm) */
+    LOCUS_COPY_HINT_NT_BOTH = 3,
+} locus_copy_hint_t;
+
+/* Copy len bytes with the process-wide selector (created on first use from
+ * this machine's topology, the calling CPU, no peer information). */
+LOCUS_API locus_status_t locus_copy(void *dst, const void *src, size_t len, locus_copy_hint_t hint);
+
+/* One piece of a larger transfer of total_len bytes (total_len >= len): the
+ * kernel is chosen by total_len, so every piece of a large message uses the
+ * same kind of store. */
+LOCUS_API locus_status_t locus_copy_part(void *dst, const void *src, size_t len, size_t total_len,
+                                         locus_copy_hint_t hint);
+
+/* ---------- kernels (tests, benchmarks, forcing) ---------- */
+
+/* Kernels are numbered 0..locus_copy_num_kernels()-1; names: "libc" (glibc
+ * memcpy), "movsb" (rep movsb), "sse2", "avx2", "avx512" (vector loops), and
+ * the same ISAs with "-nt" (NT stores), "-pf" (prefetchnta loads) or "-ntpf"
+ * (both), e.g. "avx2-nt". */
+LOCUS_API int locus_copy_num_kernels(void);
+/* Name of kernel k, or NULL if k is out of range. */
+LOCUS_API const char *locus_copy_kernel_name(int k);
+/* Index of the kernel with this name, or -1. */
+LOCUS_API int locus_copy_kernel_find(const char *name);
+/* True if this CPU (and LOCUS_COPY_ISA) allows kernel k. */
+LOCUS_API bool locus_copy_kernel_available(int k);
+/* Properties of kernel k (false for out-of-range k). */
+LOCUS_API bool locus_copy_kernel_nt_dest(int k);
+LOCUS_API bool locus_copy_kernel_nt_source(int k);
+/* Run kernel k directly (same contract as locus_copy); LOCUS_ERR_UNSUPPORTED
+ * if this CPU lacks its instructions. */
+LOCUS_API locus_status_t locus_copy_kernel(int k, void *dst, const void *src, size_t len);
+
+/* ---------- selector contexts ---------- */
+
+typedef struct locus_copy_ctx locus_copy_ctx_t;
+
+/* What a context decided, and why. */
+typedef struct locus_copy_params {
+    uint64_t l3_size;        /* bytes of the copier's L3 */
+    int      l3_cpus;        /* cpus sharing it */
+    locus_topo_source_t l3_source;
+    int      cpu, peer_cpu;  /* -1: unknown */
+    int      peer_shares_l3; /* 1 yes, 0 no, -1 unknown (treated as yes) */
+    uint64_t nt_min;         /* NT from this total length, whatever the hint */
+    uint64_t nt_min_far;     /* NT_DEST/NT_SOURCE with a peer on another L3 */
+    const char *nt_min_origin;     /* "topology", "calibration <path>", "LOCUS_COPY_NT_MIN" */
+    const char *nt_min_far_origin;
+    int      forced_kernel;  /* -1, or the kernel LOCUS_COPY_KERNEL/_force imposes */
+    int      regular, nt, pf, ntpf; /* kernel used for each kind of copy */
+} locus_copy_params_t;
+
+/* A selector for copies made on `cpu` (-1: the calling thread's current cpu)
+ * whose other end runs on `peer_cpu` (-1: unknown). Reads LOCUS_COPY_*
+ * and the calibration file; bad values give LOCUS_ERR_INVALID naming them. */
+LOCUS_API locus_status_t locus_copy_ctx_create(const locus_topo_t *topo, int cpu, int peer_cpu,
+                                               locus_copy_ctx_t **out);
+LOCUS_API void locus_copy_ctx_destroy(locus_copy_ctx_t *ctx);
+/* The process-wide context behind locus_copy() (created on first use). */
+LOCUS_API locus_status_t locus_copy_default_ctx(locus_copy_ctx_t **out);
+LOCUS_API locus_status_t locus_copy_ctx_params(const locus_copy_ctx_t *ctx, locus_copy_params_t *out);
+/* Fallbacks taken while creating ctx, one per line ("" if none). */
+LOCUS_API const char *locus_copy_ctx_notes(const locus_copy_ctx_t *ctx);
+/* Kernel index the selector picks for a transfer of total_len bytes with this
+ * hint, or -1 (with locus_last_error) for an unknown hint. */
+LOCUS_API int locus_copy_ctx_select(const locus_copy_ctx_t *ctx, size_t total_len,
+                                    locus_copy_hint_t hint);
+/* Always use kernel k (benchmarks, tests); k = -1 restores the selector. */
+LOCUS_API locus_status_t locus_copy_ctx_force(locus_copy_ctx_t *ctx, int k);
+/* locus_copy_part through this context. */
+LOCUS_API locus_status_t locus_copy_ctx_copy(const locus_copy_ctx_t *ctx, void *dst, const void *src,
+                                             size_t len, size_t total_len, locus_copy_hint_t hint);
+
+/* Default calibration file path (LOCUS_COPY_CALIBRATION or the cache path);
+ * "" when disabled ("none"). Returns buf. */
+LOCUS_API const char *locus_copy_calibration_path(char *buf, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,509 @@
+/* The copy selector: contexts built from the topology, the process-wide
+ * default behind locus_copy(), and the calibration file. */
+#include "copy/kernels.h"
+
+#include "core/config.h"
+#include "core/error.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <locus/copy.h>
+
+/* Used when neither hwloc nor sysfs knows the L3 (the topo module normally
+ * substitutes; this is the last resort). */
+#define FALLBACK_L3 (8ull << 20)
+
+/* The overlap contract is checked where assertions are on (debug builds). */
+#ifndef NDEBUG
+#define COPY_CHECK_OVERLAP 1
+#else
+#define COPY_CHECK_OVERLAP 0
+#endif
+
+struct locus_copy_ctx {
+    locus_copy_params_t p;
+    size_t direct_max[4]; /* below this total length the hint's choice is glibc memcpy */
+    char origin_nt[540], origin_far[540];
+    char notes[1024];
+};
+
+static void note(locus_copy_ctx_t *c, const char *fmt, ...) LOCUS_PRINTF(2, 3);
+static void note(locus_copy_ctx_t *c, const char *fmt, ...)
+{
+    size_t n = strlen(c->notes);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->notes + n, sizeof c->notes - n, fmt, ap);
+    va_end(ap);
+    n = strlen(c->notes);
+    if (n + 1 < sizeof c->notes) {
+        c->notes[n] = '\n';
+        c->notes[n + 1] = '\0';
+    }
+}
+
+static bool overlaps(const void *dst, const void *src, size_t len)
+{
+    uintptr_t d = (uintptr_t)dst, s = (uintptr_t)src;
+    return len && d < s + len && s < d + len;
+}
+
+static locus_status_t check_args(void *dst, const void *src, size_t len, size_t total,
+                                 unsigned hint)
+{
+    if (hint > LOCUS_COPY_HINT_NT_BOTH)
+        return locus_err(LOCUS_ERR_INVALID,
+                         "copy hint %u: expected 0..3 (NONE, NT_DEST, NT_SOURCE, NT_BOTH)", hint);
+    if (total < len)
+        return locus_err(LOCUS_ERR_INVALID, "copy total_len %zu: expected >= len %zu", total, len);
+    if (len && (!dst || !src))
+        return locus_err(LOCUS_ERR_INVALID, "copy of %zu bytes with %s NULL: expected valid buffers",
+                         len, dst ? "src" : "dst");
+    if (COPY_CHECK_OVERLAP && overlaps(dst, src, len))
+        return locus_err(LOCUS_ERR_INVALID,
+                         "copy dst %p and src %p overlap over %zu bytes: expected disjoint buffers",
+                         dst, src, len);
+    return LOCUS_OK;
+}
+
+/* ---------- thresholds ---------- */
+
+/* "auto" -> *set = false; a size -> *out. */
+static locus_status_t read_threshold(locus_tun_id_t id, bool *set, uint64_t *out)
+{
+    const char *v;
+    locus_status_t st = locus_tun_string(id, &v);
+    if (st)
+        return st;
+    *set = strcmp(v, "auto") != 0;
+    return *set ? locus_parse_size(v, out) : LOCUS_OK;
+}
+
+const char *locus_copy_calibration_path(char *buf, size_t len)
+{
+    const char *v = "auto";
+    if (locus_tun_string(LOCUS_TUN_COPY_CALIBRATION, &v) != LOCUS_OK || !strcmp(v, "none")) {
+        snprintf(buf, len, "%s", "");
+        return buf;
+    }
+    if (strcmp(v, "auto")) {
+        snprintf(buf, len, "%s", v);
+        return buf;
+    }
+    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    if (xdg && *xdg)
+        snprintf(buf, len, "%s/locus/copy.conf", xdg);
+    else if (home && *home)
+        snprintf(buf, len, "%s/.cache/locus/copy.conf", home);
+    else
+        snprintf(buf, len, "%s", "");
+    return buf;
+}
+
+typedef struct {
+    uint64_t l3_size, l3_cpus, nt_min, nt_min_far;
+    char nt_kernel[32];
+    bool has_nt_min, has_far;
+} calib_t;
+
+/* Parse "key=value" lines; '#' starts a comment. Unknown keys are ignored
+ * (newer files stay readable); malformed values reject the file. */
+static bool read_calibration(const char *path, calib_t *cal, char *why, size_t whylen)
+{
+    memset(cal, 0, sizeof *cal);
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        snprintf(why, whylen, "%s", errno == ENOENT ? "" : strerror(errno));
+        return false;
+    }
+    char line[256];
+    bool ok = true;
+    while (ok && fgets(line, sizeof line, f)) {
+        char *eq = strchr(line, '=');
+        if (line[0] == '#' || !eq)
+            continue;
+        *eq = '\0';
+        char *val = eq + 1;
+        val[strcspn(val, "\r\n")] = '\0';
+        uint64_t v = 0;
+        if (!strcmp(line, "nt_kernel")) {
+            snprintf(cal->nt_kernel, sizeof cal->nt_kernel, "%s", val);
+            continue;
+        }
+        uint64_t *dst = !strcmp(line, "l3_size") ? &cal->l3_size
+                        : !strcmp(line, "l3_cpus") ? &cal->l3_cpus
+                        : !strcmp(line, "nt_min") ? &cal->nt_min
+                        : !strcmp(line, "nt_min_far") ? &cal->nt_min_far : NULL;
+        if (!dst)
+            continue;
+        if (locus_parse_size(val, &v) != LOCUS_OK) {
+            snprintf(why, whylen, "bad value %.40s='%.60s'", line, val);
+            ok = false;
+        }
+        *dst = v;
+        cal->has_nt_min |= dst == &cal->nt_min;
+        cal->has_far |= dst == &cal->nt_min_far;
+    }
+    fclose(f);
+    if (ok && (!cal->l3_size || !cal->l3_cpus || !cal->has_nt_min)) {
+        snprintf(why, whylen, "missing l3_size, l3_cpus or nt_min");
+        ok = false;
+    }
+    return ok;
+}
+
+static void apply_calibration(locus_copy_ctx_t *c)
+{
+    char path[512], why[128] = "";
+    locus_copy_calibration_path(path, sizeof path);
+    calib_t cal;
+    if (!*path)
+        return;
+    if (!read_calibration(path, &cal, why, sizeof why)) {
+        if (*why)
+            note(c, "calibration file %s ignored: %s", path, why);
+        return;
+    }
+    if (cal.l3_size != c->p.l3_size || cal.l3_cpus != (uint64_t)c->p.l3_cpus) {
+        note(c, "calibration file %s ignored: measured on an L3 of %llu bytes shared by %llu cpus, "
+                "this one is %llu bytes shared by %d", path, (unsigned long long)cal.l3_size,
+             (unsigned long long)cal.l3_cpus, (unsigned long long)c->p.l3_size, c->p.l3_cpus);
+        return;
+    }
+    c->p.nt_min = cal.nt_min;
+    snprintf(c->origin_nt, sizeof c->origin_nt, "calibration %s", path);
+    if (cal.has_far) {
+        c->p.nt_min_far = cal.nt_min_far;
+        snprintf(c->origin_far, sizeof c->origin_far, "calibration %s", path);
+    }
+    int k = cal.nt_kernel[0] ? locus_copy_kernel_find(cal.nt_kernel) : -1;
+    if (k >= 0 && copy_kernels[k].nt_dest && !copy_kernels[k].nt_source &&
+        locus_copy_kernel_available(k)) {
+        c->p.nt = k; /* table order: X, X-nt, X-pf, X-ntpf */
+        c->p.pf = k + 1;
+        c->p.ntpf = k + 2;
+    } else if (cal.nt_kernel[0]) {
+        note(c, "calibration file %s: nt_kernel '%s' is unknown or unavailable here; kept %s",
+             path, cal.nt_kernel, copy_kernels[c->p.nt].name);
+    }
+}
+
+/* ---------- context creation ---------- */
+
+static void pick_kernels(locus_copy_ctx_t *c)
+{
+    /* NT and prefetch loops: 256-bit vectors where available. 512-bit NT
+     * stores gained nothing measurable here; calibration may choose them. */
+    int base = copy_isa_allowed(ISA_AVX2) ? K_AVX2 : K_SSE2;
+    c->p.regular = K_LIBC;
+    c->p.nt = base + 1;
+    c->p.pf = base + 2;
+    c->p.ntpf = base + 3;
+}
+
+static void describe_l3(locus_copy_ctx_t *c, const locus_topo_t *topo, int cpu)
+{
+    int li = topo && cpu >= 0 ? locus_topo_cpu_l3(topo, cpu) : -1;
+    if (li < 0 && topo && locus_topo_num_l3(topo) > 0) {
+        if (cpu >= 0)
+            note(c, "cpu %d is in no L3 domain; used L3 domain 0", cpu);
+        li = 0;
+    }
+    locus_topo_l3_t l3;
+    if (li >= 0 && locus_topo_l3(topo, li, &l3) == LOCUS_OK && l3.size_bytes > 0) {
+        c->p.l3_size = l3.size_bytes;
+        c->p.l3_cpus = l3.num_cpus > 0 ? l3.num_cpus : 1;
+        c->p.l3_source = l3.size_source;
+        if (l3.size_source != LOCUS_TOPO_SRC_HWLOC)
+            note(c, "L3 size %llu bytes comes from %s, not hwloc", (unsigned long long)l3.size_bytes,
+                 l3.size_source == LOCUS_TOPO_SRC_SYSFS ? "sysfs" : "a default");
+        return;
+    }
+    c->p.l3_size = FALLBACK_L3;
+    c->p.l3_cpus = 1;
+    c->p.l3_source = LOCUS_TOPO_SRC_DEFAULT;
+    note(c, "no L3 size known (hwloc and sysfs report none); assumed %llu MiB for one cpu",
+         FALLBACK_L3 >> 20);
+}
+
+static int peer_shares(const locus_topo_t *topo, int cpu, int peer)
+{
+    if (!topo || cpu < 0 || peer < 0)
+        return -1;
+    int a = locus_topo_cpu_l3(topo, cpu), b = locus_topo_cpu_l3(topo, peer);
+    if (a >= 0 && b >= 0)
+        return a == b;
+    int na = locus_topo_cpu_node(topo, cpu), nb = locus_topo_cpu_node(topo, peer);
+    return na >= 0 && nb >= 0 && na != nb ? 0 : -1;
+}
+
+static void update_direct(locus_copy_ctx_t *c)
+{
+    const locus_copy_params_t *p = &c->p;
+    for (unsigned h = 0; h < 4; h++) {
+        uint64_t lim = p->nt_min;
+        if (h && p->peer_shares_l3 == 0 && p->nt_min_far < lim)
+            lim = p->nt_min_far;
+        c->direct_max[h] = p->forced_kernel >= 0 || p->regular != K_LIBC ? 0 : (size_t)lim;
+    }
+}
+
+static locus_status_t check_cpu(const locus_topo_t *topo, int cpu, const char *what)
+{
+    if (cpu < -1 || (cpu >= 0 && topo && locus_topo_cpu_node(topo, cpu) < 0))
+        return locus_err(LOCUS_ERR_INVALID,
+                         "copy %s %d: expected -1 (unknown) or a cpu of the topology (%d cpus)",
+                         what, cpu, topo ? locus_topo_num_cpus(topo) : 0);
+    return LOCUS_OK;
+}
+
+static locus_status_t ctx_init(locus_copy_ctx_t *c, const locus_topo_t *topo, int cpu, int peer)
+{
+    memset(c, 0, sizeof *c);
+    c->p.cpu = cpu;
+    c->p.peer_cpu = peer;
+    c->p.forced_kernel = -1;
+    describe_l3(c, topo, cpu);
+    c->p.peer_shares_l3 = peer_shares(topo, cpu, peer);
+    uint64_t share = c->p.l3_size / (uint64_t)c->p.l3_cpus;
+    c->p.nt_min = share / 4 * 3;
+    c->p.nt_min_far = share / 4;
+    snprintf(c->origin_nt, sizeof c->origin_nt, "topology");
+    snprintf(c->origin_far, sizeof c->origin_far, "topology");
+    pick_kernels(c);
+    apply_calibration(c);
+
+    bool set;
+    uint64_t v;
+    locus_status_t st = read_threshold(LOCUS_TUN_COPY_NT_MIN, &set, &v);
+    if (st)
+        return st;
+    if (set) {
+        c->p.nt_min = v;
+        snprintf(c->origin_nt, sizeof c->origin_nt, "LOCUS_COPY_NT_MIN");
+    }
+    if ((st = read_threshold(LOCUS_TUN_COPY_NT_MIN_FAR, &set, &v)))
+        return st;
+    if (set) {
+        c->p.nt_min_far = v;
+        snprintf(c->origin_far, sizeof c->origin_far, "LOCUS_COPY_NT_MIN_FAR");
+    }
+    int forced = 0;
+    if ((st = locus_tun_enum(LOCUS_TUN_COPY_KERNEL, &forced)))
+        return st;
+    if ((st = locus_tun_enum(LOCUS_TUN_COPY_ISA, &(int){0})))
+        return st;
+    if (forced > 0) {
+        if (!locus_copy_kernel_available(forced - 1))
+            return locus_err(LOCUS_ERR_UNSUPPORTED,
+                             "LOCUS_COPY_KERNEL=%s: this CPU (or LOCUS_COPY_ISA) lacks its "
+                             "instructions", copy_kernels[forced - 1].name);
+        c->p.forced_kernel = forced - 1;
+    }
+    c->p.nt_min_origin = c->origin_nt;
+    c->p.nt_min_far_origin = c->origin_far;
+    update_direct(c);
+    return LOCUS_OK;
+}
+
+locus_status_t locus_copy_ctx_create(const locus_topo_t *topo, int cpu, int peer_cpu,
+                                     locus_copy_ctx_t **out)
+{
+    if (!out)
+        return locus_err(LOCUS_ERR_INVALID, "locus_copy_ctx_create: out is NULL");
+    *out = NULL;
+    locus_status_t st;
+    if ((st = check_cpu(topo, cpu, "cpu")) || (st = check_cpu(topo, peer_cpu, "peer cpu")))
+        return st;
+    locus_copy_ctx_t *c = malloc(sizeof *c);
+    if (!c)
+        return locus_err(LOCUS_ERR_NO_MEMORY, "copy context: %zu bytes", sizeof *c);
+    if (cpu < 0) {
+        cpu = sched_getcpu();
+        if (topo && cpu >= 0 && locus_topo_cpu_node(topo, cpu) < 0)
+            cpu = -1;
+    }
+    if ((st = ctx_init(c, topo, cpu, peer_cpu))) {
+        free(c);
+        return st;
+    }
+    *out = c;
+    return LOCUS_OK;
+}
+
+void locus_copy_ctx_destroy(locus_copy_ctx_t *ctx) { free(ctx); }
+
+locus_status_t locus_copy_ctx_params(const locus_copy_ctx_t *ctx, locus_copy_params_t *out)
+{
+    if (!ctx || !out)
+        return locus_err(LOCUS_ERR_INVALID, "locus_copy_ctx_params: NULL argument");
+    *out = ctx->p;
+    return LOCUS_OK;
+}
+
+const char *locus_copy_ctx_notes(const locus_copy_ctx_t *ctx) { return ctx ? ctx->notes : ""; }
+
+locus_status_t locus_copy_ctx_force(locus_copy_ctx_t *ctx, int k)
+{
+    if (!ctx || k < -1 || k >= K_COUNT)
+        return locus_err(LOCUS_ERR_INVALID, "copy kernel %d: expected -1 (selector) or 0..%d", k,
+                         K_COUNT - 1);
+    if (k >= 0 && !locus_copy_kernel_available(k))
+        return locus_err(LOCUS_ERR_UNSUPPORTED, "copy kernel %s: not supported by this CPU",
+                         copy_kernels[k].name);
+    ctx->p.forced_kernel = k;
+    update_direct(ctx);
+    return LOCUS_OK;
+}
+
+/* ---------- selection ---------- */
+
+static int select_kernel(const locus_copy_ctx_t *c, size_t total, unsigned hint)
+{
+    const locus_copy_params_t *p = &c->p;
+    if (p->forced_kernel >= 0)
+        return p->forced_kernel;
+    bool big = total >= p->nt_min;
+    bool far = p->peer_shares_l3 == 0 && total >= p->nt_min_far;
+    bool nt = big || ((hint & LOCUS_COPY_HINT_NT_DEST) && far);
+    bool pf = (hint & LOCUS_COPY_HINT_NT_SOURCE) && (big || far);
+    return nt ? (pf ? p->ntpf : p->nt) : (pf ? p->pf : p->regular);
+}
+
+int locus_copy_ctx_select(const locus_copy_ctx_t *ctx, size_t total_len, locus_copy_hint_t hint)
+{
+    if (!ctx) {
+        locus_err(LOCUS_ERR_INVALID, "locus_copy_ctx_select: ctx is NULL");
+        return -1;
+    }
+    if ((unsigned)hint > LOCUS_COPY_HINT_NT_BOTH) {
+        check_args(NULL, NULL, 0, 0, (unsigned)hint);
+        return -1;
+    }
+    return select_kernel(ctx, total_len, (unsigned)hint);
+}
+
+locus_status_t locus_copy_ctx_copy(const locus_copy_ctx_t *ctx, void *dst, const void *src,
+                                   size_t len, size_t total_len, locus_copy_hint_t hint)
+{
+    locus_status_t st = check_args(dst, src, len, total_len, (unsigned)hint);
+    if (st)
+        return st;
+    if (!ctx)
+        return locus_err(LOCUS_ERR_INVALID, "locus_copy_ctx_copy: ctx is NULL");
+    if (len)
+        copy_kernels[select_kernel(ctx, total_len, (unsigned)hint)].fn(dst, src, len);
+    return LOCUS_OK;
+}
+
+locus_status_t locus_copy_kernel(int k, void *dst, const void *src, size_t len)
+{
+    if (k < 0 || k >= K_COUNT)
+        return locus_err(LOCUS_ERR_INVALID, "copy kernel %d: expected 0..%d", k, K_COUNT - 1);
+    if (!copy_cpu_has(copy_kernels[k].isa))
+        return locus_err(LOCUS_ERR_UNSUPPORTED, "copy kernel %s: not supported by this CPU",
+                         copy_kernels[k].name);
+    locus_status_t st = check_args(dst, src, len, len, 0);
+    if (st)
+        return st;
+    if (len)
+        copy_kernels[k].fn(dst, src, len);
+    return LOCUS_OK;
+}
+
+/* ---------- the process-wide context ---------- */
+
+static locus_copy_ctx_t g_ctx;
+static locus_status_t g_status;
+static char g_error[512];
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+/* Per hint: below this length locus_copy() calls memcpy directly. 0 until the
+ * default context exists, which sends every call to the slow path once. */
+static size_t g_direct_max[4];
+
+static void default_init(void)
+{
+    locus_topo_t *topo = NULL;
+    locus_status_t tst = locus_topo_load(&topo);
+    char topo_err[300] = "";
+    if (tst)
+        snprintf(topo_err, sizeof topo_err, "%s", locus_last_error());
+    int cpu = sched_getcpu();
+    if (topo && cpu >= 0 && locus_topo_cpu_node(topo, cpu) < 0)
+        cpu = -1;
+    g_status = ctx_init(&g_ctx, topo, cpu, -1);
+    if (g_status)
+        snprintf(g_error, sizeof g_error, "%s", locus_last_error());
+    if (tst)
+        note(&g_ctx, "topology unavailable (%s); used defaults", topo_err);
+    locus_topo_destroy(topo);
+    if (!g_status)
+        for (int h = 0; h < 4; h++)
+            __atomic_store_n(&g_direct_max[h], g_ctx.direct_max[h], __ATOMIC_RELEASE);
+}
+
+static locus_status_t default_ctx(const locus_copy_ctx_t **out)
+{
+    pthread_once(&g_once, default_init);
+    if (g_status)
+        return locus_err(g_status, "%s", g_error);
+    *out = &g_ctx;
+    return LOCUS_OK;
+}
+
+locus_status_t locus_copy_default_ctx(locus_copy_ctx_t **out)
+{
+    const locus_copy_ctx_t *c;
+    locus_status_t st = out ? default_ctx(&c) : locus_err(LOCUS_ERR_INVALID, "out is NULL");
+    if (!st)
+        *out = (locus_copy_ctx_t *)c;
+    return st;
+}
+
+static __attribute__((noinline)) locus_status_t copy_slow(void *dst, const void *src, size_t len,
+                                                         size_t total, unsigned hint)
+{
+    locus_status_t st = check_args(dst, src, len, total, hint);
+    if (st || !len)
+        return st;
+    const locus_copy_ctx_t *c;
+    if ((st = default_ctx(&c)))
+        return st;
+    copy_kernels[select_kernel(c, total, hint)].fn(dst, src, len);
+    return LOCUS_OK;
+}
+
+/* The fast path: one bounds test on the hint, one on the length, NULL and
+ * (debug builds) overlap tests, then memcpy. Everything else goes through
+ * copy_slow. */
+#define FAST_OK(dst, src, len, total, hint)                                                   \
+    (__builtin_expect((unsigned)(hint) < 4u &&                                                \
+                          (total) < __atomic_load_n(&g_direct_max[(unsigned)(hint)],         \
+                                                    __ATOMIC_RELAXED) &&                      \
+                          (dst) && (src) && !(COPY_CHECK_OVERLAP && overlaps(dst, src, len)), \
+                      1))
+
+locus_status_t locus_copy(void *dst, const void *src, size_t len, locus_copy_hint_t hint)
+{
+    if (FAST_OK(dst, src, len, len, hint)) {
+        memcpy(dst, src, len);
+        return LOCUS_OK;
+    }
+    return copy_slow(dst, src, len, len, (unsigned)hint);
+}
+
+locus_status_t locus_copy_part(void *dst, const void *src, size_t len, size_t total_len,
+                               locus_copy_hint_t hint)
+{
+    if (len <= total_len && FAST_OK(dst, src, len, total_len, hint)) {
+        memcpy(dst, src, len);
+        return LOCUS_OK;
+    }
+    return copy_slow(dst, src, len, total_len, (unsigned)hint);
+}

@@ -1,0 +1,50 @@
+/* Internal: the copy kernels and CPU feature detection. */
+#ifndef LOCUS_COPY_KERNELS_H
+#define LOCUS_COPY_KERNELS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef void (*copy_fn_t)(void *dst, const void *src, size_t n);
+
+typedef enum { ISA_BASE = 0, ISA_ERMS = 1, ISA_SSE2 = 2, ISA_AVX2 = 3, ISA_AVX512 = 4 } copy_isa_t;
+
+typedef struct {
+    const char *name;
+    copy_fn_t fn;
+    copy_isa_t isa;
+    bool nt_dest, nt_source;
+} copy_kernel_t;
+
+/* Order matters: copy.c relies on KERNEL_<ISA>_<KIND> below. */
+enum {
+    K_LIBC = 0,
+    K_MOVSB,
+    K_SSE2, K_SSE2_NT, K_SSE2_PF, K_SSE2_NTPF,
+    K_AVX2, K_AVX2_NT, K_AVX2_PF, K_AVX2_NTPF,
+    K_AVX512, K_AVX512_NT, K_AVX512_PF, K_AVX512_NTPF,
+    K_COUNT
+};
+
+extern const copy_kernel_t copy_kernels[K_COUNT];
+
+/* Best ISA this CPU supports (cpuid + XCR0), before LOCUS_COPY_ISA. */
+copy_isa_t copy_cpu_isa(void);
+/* True if the CPU has ERMS (rep movsb is fast). */
+bool copy_cpu_erms(void);
+/* True if this CPU can run kernels of this ISA (cached cpuid). */
+bool copy_cpu_has(copy_isa_t isa);
+/* Highest ISA allowed: cpu and LOCUS_COPY_ISA; sets an error on a bad value. */
+bool copy_isa_allowed(copy_isa_t isa);
+
+#define DECLARE_KERNELS(isa)                                    \
+    void copy_##isa(void *dst, const void *src, size_t n);      \
+    void copy_##isa##_nt(void *dst, const void *src, size_t n); \
+    void copy_##isa##_pf(void *dst, const void *src, size_t n); \
+    void copy_##isa##_ntpf(void *dst, const void *src, size_t n);
+DECLARE_KERNELS(sse2)
+DECLARE_KERNELS(avx2)
+DECLARE_KERNELS(avx512)
+#undef DECLARE_KERNELS
+
+#endif

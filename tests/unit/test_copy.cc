@@ -1,0 +1,190 @@
+// Copy kernels: every size 0..2 KiB, every src/dst alignment 0..63, sizes
+// around the selector thresholds, guard bytes, bad input. This file is also
+// built with ASan/UBSan (test_copy_sanitized, see src/copy/module.cmake) and
+// run inside the multi-NUMA VM guest (no AVX-512 there).
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <locus/copy.h>
+
+namespace {
+
+constexpr size_t kGuard = 64;
+constexpr uint8_t kGuardByte = 0xA5;
+
+// A source and a destination region, each with room for any alignment 0..63
+// and guard bytes on both sides of the destination.
+struct Buffers {
+    std::vector<uint8_t> src, dst;
+    explicit Buffers(size_t max_len) : src(max_len + 128), dst(max_len + 128 + 2 * kGuard)
+    {
+        uint32_t x = 2463534242u;
+        for (auto &b : src) {
+            x ^= x << 13; x ^= x >> 17; x ^= x << 5;
+            b = (uint8_t)x;
+        }
+    }
+    // Copies with kernel k (or the selector, k < 0) and checks the bytes and guards.
+    ::testing::AssertionResult run(int k, size_t len, size_t sa, size_t da, size_t total = 0,
+                                   locus_copy_hint_t hint = LOCUS_COPY_HINT_NONE)
+    {
+        uint8_t *d = dst.data() + kGuard + da;
+        const uint8_t *s = src.data() + sa;
+        std::memset(dst.data(), kGuardByte, kGuard + da + len + kGuard);
+        locus_status_t st = k >= 0 ? locus_copy_kernel(k, d, s, len)
+                                   : total ? locus_copy_part(d, s, len, total, hint)
+                                           : locus_copy(d, s, len, hint);
+        if (st != LOCUS_OK)
+            return ::testing::AssertionFailure() << "status " << st << ": " << locus_last_error();
+        if (std::memcmp(d, s, len)) {
+            size_t i = 0;
+            while (d[i] == s[i]) i++;
+            return ::testing::AssertionFailure() << "byte " << i << " differs";
+        }
+        for (size_t i = 0; i < kGuard + da; i++)
+            if (dst[i] != kGuardByte)
+                return ::testing::AssertionFailure() << "guard before dst hit at -" << (kGuard + da - i);
+        for (size_t i = 0; i < kGuard; i++)
+            if (d[len + i] != kGuardByte)
+                return ::testing::AssertionFailure() << "guard after dst hit at +" << i;
+        return ::testing::AssertionSuccess();
+    }
+};
+
+std::vector<int> available_kernels()
+{
+    std::vector<int> ks;
+    for (int k = 0; k < locus_copy_num_kernels(); k++)
+        if (locus_copy_kernel_available(k))
+            ks.push_back(k);
+    return ks;
+}
+
+class Kernel : public ::testing::TestWithParam<int> {};
+
+std::string kernel_name(const ::testing::TestParamInfo<int> &info)
+{
+    std::string n = locus_copy_kernel_name(info.param);
+    for (auto &c : n)
+        if (c == '-') c = '_';
+    return n;
+}
+
+} // namespace
+
+TEST_P(Kernel, EverySizeUpTo2KiB)
+{
+    Buffers b(2048);
+    const size_t aligns[][2] = {{0, 0}, {1, 63}, {63, 1}, {17, 5}, {32, 0}, {0, 48}};
+    for (auto &a : aligns)
+        for (size_t len = 0; len <= 2048; len++)
+            ASSERT_TRUE(b.run(GetParam(), len, a[0], a[1])) << "len " << len << " src+" << a[0]
+                                                             << " dst+" << a[1];
+}
+
+TEST_P(Kernel, EveryAlignmentPair)
+{
+    Buffers b(8192);
+    // Sizes that end in each code path: scalar tail, two vectors, 4/8-vector
+    // blocks, the aligned loop with every remainder class.
+    const size_t sizes[] = {1, 7, 15, 31, 63, 64, 65, 127, 129, 255, 511, 513, 1031, 2049, 4099, 8192};
+    for (size_t len : sizes)
+        for (size_t sa = 0; sa < 64; sa++)
+            for (size_t da = 0; da < 64; da++)
+                ASSERT_TRUE(b.run(GetParam(), len, sa, da)) << "len " << len << " src+" << sa
+                                                            << " dst+" << da;
+}
+
+TEST_P(Kernel, LargeCopies)
+{
+    // Sizes around the default NT thresholds of common L3 shares, odd tails.
+    const size_t sizes[] = {(1u << 20) - 1, (3u << 20) + 7, (6u << 20) + 1, (12u << 20) - 3};
+    Buffers b(sizes[3] + 1);
+    for (size_t len : sizes)
+        ASSERT_TRUE(b.run(GetParam(), len, 3, 61)) << "len " << len;
+}
+
+INSTANTIATE_TEST_SUITE_P(All, Kernel, ::testing::ValuesIn(available_kernels()), kernel_name);
+
+TEST(CopyKernels, NamesAndLookupAgree)
+{
+    ASSERT_GE(locus_copy_num_kernels(), 14);
+    for (int k = 0; k < locus_copy_num_kernels(); k++) {
+        const char *n = locus_copy_kernel_name(k);
+        ASSERT_NE(n, nullptr);
+        EXPECT_EQ(locus_copy_kernel_find(n), k);
+        bool nt = std::strstr(n, "-nt") != nullptr, pf = std::strstr(n, "pf") != nullptr;
+        EXPECT_EQ(locus_copy_kernel_nt_dest(k), nt) << n;
+        EXPECT_EQ(locus_copy_kernel_nt_source(k), pf) << n;
+    }
+    EXPECT_EQ(locus_copy_kernel_name(-1), nullptr);
+    EXPECT_EQ(locus_copy_kernel_name(locus_copy_num_kernels()), nullptr);
+    EXPECT_EQ(locus_copy_kernel_find("avx1024"), -1);
+    EXPECT_TRUE(locus_copy_kernel_available(locus_copy_kernel_find("libc")));
+    EXPECT_TRUE(locus_copy_kernel_available(locus_copy_kernel_find("sse2-nt")));
+}
+
+TEST(CopySelector, PublicCallsAroundThresholds)
+{
+    locus_copy_ctx_t *ctx = nullptr;
+    ASSERT_EQ(locus_copy_default_ctx(&ctx), LOCUS_OK) << locus_last_error();
+    locus_copy_params_t p;
+    ASSERT_EQ(locus_copy_ctx_params(ctx, &p), LOCUS_OK);
+    ASSERT_GT(p.nt_min, 0u);
+    size_t t = p.nt_min;
+    Buffers b(t + 64);
+    for (size_t len : {t - 1, t, t + 1, t + 63})
+        for (int h = 0; h < 4; h++) {
+            ASSERT_TRUE(b.run(-1, len, 5, 59, 0, (locus_copy_hint_t)h)) << "len " << len << " hint " << h;
+            // A piece whose total crosses the threshold while the piece does not.
+            ASSERT_TRUE(b.run(-1, 4096 + 3, 1, 2, len, (locus_copy_hint_t)h)) << "total " << len;
+        }
+    for (size_t len = 0; len <= 300; len++)
+        ASSERT_TRUE(b.run(-1, len, len % 64, (len * 7) % 64)) << len;
+}
+
+TEST(CopyBadInput, UnknownHintNullAndTotal)
+{
+    char a[64] = {1}, c[64] = {0};
+    EXPECT_EQ(locus_copy(nullptr, nullptr, 0, LOCUS_COPY_HINT_NONE), LOCUS_OK);
+    EXPECT_EQ(locus_copy_part(nullptr, nullptr, 0, 0, LOCUS_COPY_HINT_NT_BOTH), LOCUS_OK);
+    EXPECT_EQ(locus_copy_kernel(0, nullptr, nullptr, 0), LOCUS_OK);
+
+    EXPECT_EQ(locus_copy(c, a, 8, (locus_copy_hint_t)7), LOCUS_ERR_INVALID);
+    EXPECT_NE(std::string(locus_last_error()).find("hint 7"), std::string::npos) << locus_last_error();
+    EXPECT_EQ(locus_copy(c, a, 0, (locus_copy_hint_t)-1), LOCUS_ERR_INVALID);
+
+    EXPECT_EQ(locus_copy(nullptr, a, 8, LOCUS_COPY_HINT_NONE), LOCUS_ERR_INVALID);
+    EXPECT_NE(std::string(locus_last_error()).find("dst NULL"), std::string::npos) << locus_last_error();
+    EXPECT_EQ(locus_copy(c, nullptr, 8, LOCUS_COPY_HINT_NONE), LOCUS_ERR_INVALID);
+
+    EXPECT_EQ(locus_copy_part(c, a, 16, 8, LOCUS_COPY_HINT_NONE), LOCUS_ERR_INVALID);
+    EXPECT_NE(std::string(locus_last_error()).find("total_len 8"), std::string::npos);
+
+    EXPECT_EQ(locus_copy_kernel(-1, c, a, 8), LOCUS_ERR_INVALID);
+    EXPECT_EQ(locus_copy_kernel(locus_copy_num_kernels(), c, a, 8), LOCUS_ERR_INVALID);
+    EXPECT_EQ(c[0], 0); // nothing copied by any failed call
+}
+
+TEST(CopyBadInput, OverlapRejectedInDebugBuilds)
+{
+#ifdef NDEBUG
+    GTEST_SKIP() << "release build: the overlap contract is checked in debug builds only";
+#else
+    char buf[256];
+    for (int i = 0; i < 256; i++) buf[i] = (char)i;
+    EXPECT_EQ(locus_copy(buf + 1, buf, 100, LOCUS_COPY_HINT_NONE), LOCUS_ERR_INVALID);
+    EXPECT_NE(std::string(locus_last_error()).find("overlap"), std::string::npos);
+    EXPECT_EQ(locus_copy(buf, buf + 99, 100, LOCUS_COPY_HINT_NT_DEST), LOCUS_ERR_INVALID);
+    EXPECT_EQ(locus_copy_part(buf, buf + 50, 100, 1 << 30, LOCUS_COPY_HINT_NONE), LOCUS_ERR_INVALID);
+    EXPECT_EQ(locus_copy_kernel(locus_copy_kernel_find("sse2"), buf + 8, buf, 64), LOCUS_ERR_INVALID);
+    EXPECT_EQ(buf[1], 1); // untouched
+    // Adjacent is not overlapping.
+    EXPECT_EQ(locus_copy(buf + 100, buf, 100, LOCUS_COPY_HINT_NONE), LOCUS_OK);
+#endif
+}
