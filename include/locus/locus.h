@@ -8,6 +8,5 @@
 #include <locus/config.h>
 #include <locus/topo.h>
 #include <locus/copy.h>
-#include <locus/heap.h>
 
 #endif
