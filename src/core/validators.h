@@ -7,12 +7,14 @@
 #include <locus/status.h>
 
 /* heap */
+locus_status_t locus_heap_validate_policy(const char *value);
 
 /* copy */
 locus_status_t locus_copy_validate_threshold(const char *value);
 locus_status_t locus_copy_validate_calibration(const char *value);
 
 /* shm */
+locus_status_t locus_shm_validate_job(const char *value);
 
 /* prof */
 

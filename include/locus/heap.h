@@ -1,0 +1,132 @@
+/* locus heap: a fixed heap reserved at startup, faulted in by pinned threads
+ * (one per core of the nodes the pages go to), placed by a NUMA policy and
+ * verified with move_pages and /proc/self/smaps.
+ *
+ *   locus_heap_attr_t a;
+ *   locus_heap_attr_init(&a);
+ *   if (locus_heap_attr_from_env(&a) != LOCUS_OK) ... locus_last_error() ...
+ *   locus_heap_t *h;
+ *   if (locus_heap_create(&a, topo, &h) != LOCUS_OK) ...
+ *   void *p = locus_heap_base(h);
+ *   locus_heap_destroy(h);
+ */
+#ifndef LOCUS_HEAP_H
+#define LOCUS_HEAP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <locus/status.h>
+#include <locus/topo.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define LOCUS_HEAP_MAX_NODES 64
+
+typedef struct locus_heap locus_heap_t;
+
+/* Order matches the LOCUS_HEAP_POLICY / PAGES / VERIFY spellings. */
+typedef enum locus_heap_policy {
+    LOCUS_HEAP_INTERLEAVE = 0, /* page k of the heap on node k mod n of the node set */
+    LOCUS_HEAP_FIRSTTOUCH = 1, /* default kernel policy, no pre-fault */
+    LOCUS_HEAP_BIND       = 2, /* MPOL_BIND to the node set (required) */
+    LOCUS_HEAP_LOCAL      = 3, /* pre-faulted: one contiguous block per node, on that node */
+} locus_heap_policy_t;
+
+typedef enum locus_heap_pages {
+    LOCUS_PAGES_4K     = 0, /* base pages (MADV_NOHUGEPAGE so THP=always cannot change it) */
+    LOCUS_PAGES_THP    = 1, /* transparent huge pages (MADV_HUGEPAGE), checked afterwards */
+    LOCUS_PAGES_HUGE2M = 2, /* hugetlb 2 MiB pool */
+    LOCUS_PAGES_HUGE1G = 3, /* hugetlb 1 GiB pool */
+    LOCUS_PAGES_AUTO   = 4, /* huge1g, huge2m if the pool has the pages, else thp, else 4k */
+} locus_heap_pages_t;
+
+typedef enum locus_heap_verify {
+    LOCUS_VERIFY_ALL    = 0, /* move_pages on every page of the obtained kind */
+    LOCUS_VERIFY_SAMPLE = 1, /* move_pages on `samples` pages, one per equal stratum */
+    LOCUS_VERIFY_NONE   = 2, /* residency and page kind (smaps) only */
+} locus_heap_verify_t;
+
+/* Called from the creating thread about every 100 ms during fault-in. */
+typedef void (*locus_heap_progress_fn)(void *arg, uint64_t done_bytes, uint64_t total_bytes);
+
+typedef struct locus_heap_attr {
+    uint64_t size;          /* bytes, before the split among procs (used if percent == 0) */
+    double percent;         /* of physical memory, in (0, 100]; 0 = use size */
+    int procs;              /* co-located processes sharing the size (>= 1) */
+    locus_heap_policy_t policy;
+    int num_nodes;          /* node set (OS numbers); 0 = every node (interleave/local) */
+    int nodes[LOCUS_HEAP_MAX_NODES];
+    locus_heap_pages_t pages;
+    int threads;            /* 0 = one per core of the nodes the pages go to */
+    locus_heap_verify_t verify;
+    uint64_t chunk;         /* fault-in chunk, rounded up to a page multiple; 0 = 8 MiB */
+    uint32_t samples;       /* pages checked by LOCUS_VERIFY_SAMPLE; 0 = 16384 */
+    locus_heap_progress_fn progress;
+    void *progress_arg;
+} locus_heap_attr_t;
+
+typedef struct locus_heap_stats {
+    uint64_t size;                     /* bytes mapped (rounded up to the page size) */
+    locus_heap_policy_t policy;
+    locus_heap_pages_t pages_requested;
+    locus_heap_pages_t pages;          /* kind in effect (auto resolved; thp demoted to 4k
+                                          if no huge page at all was obtained) */
+    uint64_t page_size;                /* of `pages` */
+    int threads;                       /* fault-in threads used (0 for firsttouch) */
+    bool populate_fallback;            /* MADV_POPULATE_WRITE unsupported: write-touch used */
+
+    /* Placement (move_pages), counted in units of `unit_size` bytes: the page
+     * size obtained, or 4 KiB when THP was only partly obtained. */
+    uint64_t unit_size;
+    uint64_t units_total;              /* units in the heap */
+    uint64_t units_checked;            /* units queried (all, or the sample) */
+    int num_nodes;                     /* entries below = topo nodes */
+    int node_os[LOCUS_HEAP_MAX_NODES];
+    uint64_t node_units[LOCUS_HEAP_MAX_NODES];
+    uint64_t not_faulted;              /* -ENOENT: never touched */
+    uint64_t zero_page;                /* -EFAULT: only read (shared zero page) */
+    uint64_t other_status;             /* any other negative status */
+
+    /* Residency from /proc/self/smaps over the heap's range. */
+    uint64_t resident_bytes;           /* Rss + hugetlb */
+    uint64_t huge_bytes;               /* AnonHugePages (thp) or hugetlb bytes */
+
+    double reserve_s, fault_s, verify_s;
+    double gbps;                       /* size / (reserve_s + fault_s), 1e9 B/s */
+    const char *notes;                 /* fallbacks and findings, one per line; "" if none */
+} locus_heap_stats_t;
+
+/* Defaults: 1 GiB, 1 proc, interleave over all nodes, auto pages, one thread
+ * per core, sample verification. */
+LOCUS_API void locus_heap_attr_init(locus_heap_attr_t *attr);
+/* Override attr from the LOCUS_HEAP_* variables that are set. A bad value
+ * leaves attr unchanged and returns LOCUS_ERR_INVALID/RANGE naming it. */
+LOCUS_API locus_status_t locus_heap_attr_from_env(locus_heap_attr_t *attr);
+/* "interleave[:N,M-K]", "firsttouch", "bind:N[,M...]", "local[:N,...]". */
+LOCUS_API locus_status_t locus_heap_parse_policy(const char *text, locus_heap_attr_t *attr);
+LOCUS_API locus_status_t locus_heap_parse_pages(const char *text, locus_heap_pages_t *out);
+LOCUS_API locus_status_t locus_heap_parse_verify(const char *text, locus_heap_verify_t *out);
+
+/* Reserve, place, fault in and verify. topo may be NULL (loaded here). On
+ * error nothing stays mapped and *out is untouched. */
+LOCUS_API locus_status_t locus_heap_create(const locus_heap_attr_t *attr, const locus_topo_t *topo,
+                                           locus_heap_t **out);
+LOCUS_API void locus_heap_destroy(locus_heap_t *heap);
+LOCUS_API void *locus_heap_base(const locus_heap_t *heap);
+LOCUS_API uint64_t locus_heap_size(const locus_heap_t *heap);
+/* The stats of the last create/verify; strings stay valid until the next
+ * verify or destroy. */
+LOCUS_API locus_status_t locus_heap_stats(const locus_heap_t *heap, locus_heap_stats_t *out);
+/* Re-run placement and residency checks (e.g. after a firsttouch heap was touched). */
+LOCUS_API locus_status_t locus_heap_verify(locus_heap_t *heap, locus_heap_verify_t mode);
+
+LOCUS_API const char *locus_heap_policy_name(locus_heap_policy_t p);
+LOCUS_API const char *locus_heap_pages_name(locus_heap_pages_t p);
+LOCUS_API const char *locus_heap_verify_name(locus_heap_verify_t v);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

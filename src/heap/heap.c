@@ -1,0 +1,493 @@
+/* The fixed heap: size and kind resolution, reservation, policy, fault-in. */
+#include "heap/heap_internal.h"
+
+#include "core/error.h"
+
+#include <locus/config.h>
+
+#include <errno.h>
+#include <numaif.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#ifndef MAP_HUGE_SHIFT
+#define MAP_HUGE_SHIFT 26
+#endif
+#ifndef MPOL_LOCAL
+#define MPOL_LOCAL 4
+#endif
+
+#define DEFAULT_CHUNK (8ull << 20)
+#define DEFAULT_SAMPLES 16384u
+
+void heap_note(struct locus_heap *h, const char *fmt, ...)
+{
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    if ((size_t)n >= sizeof line)
+        n = sizeof line - 1;
+    char *p = realloc(h->notes, h->notes_len + (size_t)n + 2);
+    if (!p)
+        return;
+    memcpy(p + h->notes_len, line, (size_t)n);
+    h->notes_len += (size_t)n;
+    p[h->notes_len++] = '\n';
+    p[h->notes_len] = '\0';
+    h->notes = p;
+}
+
+static uint64_t phys_bytes(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+    return pages > 0 && psz > 0 ? (uint64_t)pages * (uint64_t)psz : 0;
+}
+
+static const char *fmt_size(uint64_t b, char *buf)
+{
+    return locus_format_size(b, buf, 32);
+}
+
+/* Free hugetlb pages of this size now (free minus reserved), -1 if no pool. */
+static long long hugetlb_available(uint64_t page_size)
+{
+    char path[128];
+    long long v[2];
+    const char *f[2] = {"free_hugepages", "resv_hugepages"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, "/sys/kernel/mm/hugepages/hugepages-%llukB/%s",
+                 (unsigned long long)(page_size >> 10), f[i]);
+        FILE *fp = fopen(path, "r");
+        if (!fp)
+            return -1;
+        int ok = fscanf(fp, "%lld", &v[i]) == 1;
+        fclose(fp);
+        if (!ok)
+            return -1;
+    }
+    return v[0] > v[1] ? v[0] - v[1] : 0;
+}
+
+static uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+
+typedef struct {
+    locus_heap_pages_t kind;
+    uint64_t page;
+} kind_t;
+
+static locus_status_t huge_error(locus_heap_pages_t kind, uint64_t page, uint64_t size, long long avail)
+{
+    unsigned long long need = (unsigned long long)((size + page - 1) / page);
+    char b[32];
+    if (avail < 0)
+        return locus_err(LOCUS_ERR_UNSUPPORTED,
+                         "pages %s: this kernel has no %s hugetlb pool "
+                         "(/sys/kernel/mm/hugepages/hugepages-%llukB); use thp, 4k or auto",
+                         locus_heap_pages_name(kind), fmt_size(page, b),
+                         (unsigned long long)(page >> 10));
+    return locus_err(LOCUS_ERR_NO_MEMORY,
+                     "pages %s: %llu pages of %s needed, %lld free in the hugetlb pool; reserve them "
+                     "with: echo %llu > /sys/kernel/mm/hugepages/hugepages-%llukB/nr_hugepages "
+                     "(as root), or use thp, 4k or auto",
+                     locus_heap_pages_name(kind), need, fmt_size(page, b), avail, need,
+                     (unsigned long long)(page >> 10));
+}
+
+/* Resolve auto and check that the kind can be had; size is the request. */
+static locus_status_t resolve_kind(struct locus_heap *h, locus_heap_pages_t want,
+                                   const locus_topo_t *topo, uint64_t size, kind_t *out)
+{
+    locus_thp_mode_t thp = locus_topo_thp_mode(topo);
+    uint64_t thp_size = locus_topo_thp_size(topo) ? locus_topo_thp_size(topo) : (2ull << 20);
+    const uint64_t pg[2] = {1ull << 30, 2ull << 20};
+    const locus_heap_pages_t pk[2] = {LOCUS_PAGES_HUGE1G, LOCUS_PAGES_HUGE2M};
+    switch (want) {
+    case LOCUS_PAGES_4K:
+        *out = (kind_t){LOCUS_PAGES_4K, 4096};
+        return LOCUS_OK;
+    case LOCUS_PAGES_THP:
+        if (thp == LOCUS_THP_NEVER || thp == LOCUS_THP_UNAVAILABLE)
+            return locus_err(LOCUS_ERR_UNSUPPORTED,
+                             "pages thp: transparent huge pages are %s on this machine "
+                             "(/sys/kernel/mm/transparent_hugepage/enabled); use 4k, huge2m or auto",
+                             locus_thp_mode_name(thp));
+        *out = (kind_t){LOCUS_PAGES_THP, thp_size};
+        return LOCUS_OK;
+    case LOCUS_PAGES_HUGE2M:
+    case LOCUS_PAGES_HUGE1G: {
+        uint64_t page = want == LOCUS_PAGES_HUGE1G ? pg[0] : pg[1];
+        long long avail = hugetlb_available(page);
+        if (avail < 0 || (uint64_t)avail < (size + page - 1) / page)
+            return huge_error(want, page, size, avail);
+        *out = (kind_t){want, page};
+        return LOCUS_OK;
+    }
+    case LOCUS_PAGES_AUTO:
+        for (int i = 0; i < 2; i++) {
+            long long avail = hugetlb_available(pg[i]);
+            /* 1 GiB pages only when the heap is at least one page: no 1 GiB for a 64 MiB heap */
+            if (avail > 0 && (uint64_t)avail >= (size + pg[i] - 1) / pg[i] && size >= pg[i]) {
+                *out = (kind_t){pk[i], pg[i]};
+                heap_note(h, "auto: chose %s (%lld free pages in the pool)",
+                          locus_heap_pages_name(pk[i]), avail);
+                return LOCUS_OK;
+            }
+        }
+        if (thp != LOCUS_THP_NEVER && thp != LOCUS_THP_UNAVAILABLE) {
+            *out = (kind_t){LOCUS_PAGES_THP, thp_size};
+            heap_note(h, "auto: chose thp (no hugetlb pool with enough free pages; THP mode %s)",
+                      locus_thp_mode_name(thp));
+        } else {
+            *out = (kind_t){LOCUS_PAGES_4K, 4096};
+            heap_note(h, "auto: chose 4k (no hugetlb pool with enough free pages, THP %s)",
+                      locus_thp_mode_name(thp));
+        }
+        return LOCUS_OK;
+    }
+    return locus_err(LOCUS_ERR_INVALID, "pages %d: expected 4k, thp, huge2m, huge1g or auto", (int)want);
+}
+
+/* Per-process size in bytes, before rounding to the page. */
+static locus_status_t resolve_size(const locus_heap_attr_t *a, uint64_t *out)
+{
+    uint64_t phys = phys_bytes();
+    char b1[32], b2[32];
+    uint64_t total = a->percent > 0 ? (uint64_t)((double)phys * a->percent / 100.0) : a->size;
+    if (a->percent < 0 || a->percent > 100)
+        return locus_err(LOCUS_ERR_INVALID, "size %g%%: expected a percentage in (0, 100]", a->percent);
+    if (total == 0)
+        return locus_err(LOCUS_ERR_INVALID,
+                         "size 0: expected > 0 bytes (e.g. 8G) or a percentage of physical memory (e.g. 50%%)");
+    if (phys && total > phys)
+        return locus_err(LOCUS_ERR_RANGE, "size %llu bytes (%s): larger than physical memory %s; "
+                         "expected at most %llu bytes or a percentage such as 50%%",
+                         (unsigned long long)total, fmt_size(total, b1), fmt_size(phys, b2),
+                         (unsigned long long)phys);
+    *out = total / (uint64_t)a->procs;
+    if (*out == 0)
+        return locus_err(LOCUS_ERR_INVALID, "size %llu bytes split among %d processes is 0 bytes each",
+                         (unsigned long long)total, a->procs);
+    return LOCUS_OK;
+}
+
+static locus_status_t check_attr(const locus_heap_attr_t *a)
+{
+    if ((unsigned)a->policy > LOCUS_HEAP_LOCAL)
+        return locus_err(LOCUS_ERR_INVALID, "policy %d: expected interleave, firsttouch, bind or local",
+                         (int)a->policy);
+    if ((unsigned)a->pages > LOCUS_PAGES_AUTO)
+        return locus_err(LOCUS_ERR_INVALID, "pages %d: expected 4k, thp, huge2m, huge1g or auto",
+                         (int)a->pages);
+    if ((unsigned)a->verify > LOCUS_VERIFY_NONE)
+        return locus_err(LOCUS_ERR_INVALID, "verify %d: expected all, sample or none", (int)a->verify);
+    if (a->procs < 1)
+        return locus_err(LOCUS_ERR_INVALID, "procs %d: expected >= 1 co-located processes", a->procs);
+    if (a->threads < 0 || a->threads > 4096)
+        return locus_err(LOCUS_ERR_INVALID, "threads %d: expected 0 (one per core) to 4096", a->threads);
+    if (a->num_nodes < 0 || a->num_nodes > LOCUS_HEAP_MAX_NODES)
+        return locus_err(LOCUS_ERR_INVALID, "node count %d: expected 0 to %d", a->num_nodes,
+                         LOCUS_HEAP_MAX_NODES);
+    if (a->policy == LOCUS_HEAP_BIND && a->num_nodes == 0)
+        return locus_err(LOCUS_ERR_INVALID, "policy bind: expected a node set, e.g. bind:1 or bind:0,2");
+    if (a->policy == LOCUS_HEAP_FIRSTTOUCH && a->num_nodes)
+        return locus_err(LOCUS_ERR_INVALID, "policy firsttouch takes no node set");
+    if (a->chunk > (1ull << 30))
+        return locus_err(LOCUS_ERR_RANGE, "chunk %llu bytes: expected at most 1 GiB",
+                         (unsigned long long)a->chunk);
+    return LOCUS_OK;
+}
+
+/* The node set (topo indices, ascending OS order): given, else every node
+ * with memory (interleave) or with cpus (local). */
+static locus_status_t resolve_nodes(const locus_heap_attr_t *a, const locus_topo_t *topo, int *idx,
+                                    int *count)
+{
+    int nn = locus_topo_num_nodes(topo), n = 0;
+    if (a->num_nodes) {
+        for (int i = 0; i < a->num_nodes; i++) {
+            int k = locus_topo_node_index(topo, a->nodes[i]);
+            if (k < 0) {
+                locus_topo_node_t last;
+                locus_topo_node(topo, nn - 1, &last);
+                return locus_err(LOCUS_ERR_RANGE,
+                                 "node %d out of range: this machine's NUMA nodes are 0-%d "
+                                 "(see locus topo)", a->nodes[i], last.os_index);
+            }
+        }
+    }
+    for (int k = 0; k < nn; k++) {
+        locus_topo_node_t nd;
+        locus_topo_node(topo, k, &nd);
+        bool want = false;
+        if (a->num_nodes) {
+            for (int i = 0; i < a->num_nodes; i++)
+                want |= a->nodes[i] == nd.os_index;
+        } else {
+            want = a->policy == LOCUS_HEAP_LOCAL ? nd.num_cpus > 0 : nd.memory_bytes > 0 || nn == 1;
+        }
+        if (want && n < HEAP_PLAN_MAX_SLOTS)
+            idx[n++] = k;
+    }
+    if (!n)
+        return locus_err(LOCUS_ERR_INVALID, "policy %s: no NUMA node with %s",
+                         locus_heap_policy_name(a->policy),
+                         a->policy == LOCUS_HEAP_LOCAL ? "cpus" : "memory");
+    *count = n;
+    return LOCUS_OK;
+}
+
+/* mmap a PROT_NONE span, then the heap inside it at `align` with one guard
+ * page either side. */
+static locus_status_t reserve(struct locus_heap *h, kind_t k)
+{
+    uint64_t align = k.page, len = h->size + align + 2 * HEAP_GUARD;
+    char *r = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (r == MAP_FAILED)
+        return locus_err_errno(LOCUS_ERR_NO_MEMORY, errno, "heap: reserving %llu bytes of address space",
+                               (unsigned long long)len);
+    char *base = (char *)round_up((uintptr_t)r + HEAP_GUARD, align);
+    char *end = base + h->size + HEAP_GUARD;
+    if (base - HEAP_GUARD > r)
+        munmap(r, (size_t)(base - HEAP_GUARD - r));
+    if (r + len > end)
+        munmap(end, (size_t)(r + len - end));
+    int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED;
+    if (h->hugetlb)
+        flags |= MAP_HUGETLB | (k.page == (1ull << 30) ? 30 : 21) << MAP_HUGE_SHIFT;
+    else
+        flags |= MAP_NORESERVE;
+    h->base = base;
+    if (mmap(base, h->size, PROT_READ | PROT_WRITE, flags, -1, 0) == MAP_FAILED) {
+        int e = errno;
+        munmap(base - HEAP_GUARD, h->size + 2 * HEAP_GUARD);
+        h->base = NULL;
+        char b[32];
+        return locus_err_errno(LOCUS_ERR_NO_MEMORY, e, "heap: mmap of %s with %s pages",
+                               fmt_size(h->size, b), locus_heap_pages_name(k.kind));
+    }
+    return LOCUS_OK;
+}
+
+static locus_status_t place(struct locus_heap *h, const locus_heap_attr_t *a, const locus_topo_t *topo,
+                            const int *idx, int n, kind_t k)
+{
+    if (k.kind == LOCUS_PAGES_THP && madvise(h->base, h->size, MADV_HUGEPAGE))
+        return locus_err_errno(LOCUS_ERR_SYSTEM, errno, "heap: madvise(MADV_HUGEPAGE)");
+    if (k.kind == LOCUS_PAGES_4K && madvise(h->base, h->size, MADV_NOHUGEPAGE) && errno != EINVAL)
+        return locus_err_errno(LOCUS_ERR_SYSTEM, errno, "heap: madvise(MADV_NOHUGEPAGE)");
+    if (a->policy == LOCUS_HEAP_FIRSTTOUCH)
+        return LOCUS_OK;
+    if (a->policy == LOCUS_HEAP_LOCAL) {
+        if (mbind(h->base, h->size, MPOL_LOCAL, NULL, 0, 0))
+            return locus_err_errno(LOCUS_ERR_SYSTEM, errno, "heap: mbind(MPOL_LOCAL)");
+        return LOCUS_OK;
+    }
+    unsigned long mask[1024 / (8 * sizeof(unsigned long))] = {0};
+    int maxos = 0;
+    for (int i = 0; i < n; i++) {
+        locus_topo_node_t nd;
+        locus_topo_node(topo, idx[i], &nd);
+        mask[nd.os_index / (8 * sizeof(unsigned long))] |= 1ul << (nd.os_index % (8 * sizeof(unsigned long)));
+        if (nd.os_index > maxos)
+            maxos = nd.os_index;
+    }
+    int mode = a->policy == LOCUS_HEAP_BIND ? MPOL_BIND : MPOL_INTERLEAVE;
+    if (mbind(h->base, h->size, mode, mask, (unsigned long)maxos + 2, 0))
+        return locus_err_errno(LOCUS_ERR_SYSTEM, errno, "heap: mbind(%s)",
+                               mode == MPOL_BIND ? "MPOL_BIND" : "MPOL_INTERLEAVE");
+    return LOCUS_OK;
+}
+
+/* Slots, cores and threads for the policy; then the parallel fault-in. */
+static locus_status_t fault(struct locus_heap *h, const locus_heap_attr_t *a, const locus_topo_t *topo,
+                            const int *idx, int n, kind_t k)
+{
+    int nslots = a->policy == LOCUS_HEAP_BIND ? 1 : n;
+    int slot_cpus[HEAP_PLAN_MAX_SLOTS] = {0};
+    const int *slot_list[HEAP_PLAN_MAX_SLOTS] = {0};
+    int bind_cpus[1024], nb = 0;
+    for (int i = 0; i < n; i++) {
+        locus_topo_node_t nd;
+        locus_topo_node(topo, idx[i], &nd);
+        if (a->policy == LOCUS_HEAP_BIND) {
+            /* one slot: the cores of the bound nodes, interleaved node by node */
+            for (int c = 0; c < nd.num_cpus && nb < 1024; c++)
+                bind_cpus[nb++] = nd.cpus[c];
+        } else {
+            slot_cpus[i] = nd.num_cpus;
+            slot_list[i] = nd.cpus;
+        }
+    }
+    if (a->policy == LOCUS_HEAP_BIND) {
+        slot_cpus[0] = nb;
+        slot_list[0] = bind_cpus;
+    }
+    int max_threads = a->threads ? a->threads : 4096;
+    int *home = calloc((size_t)max_threads, sizeof(int)), *core = calloc((size_t)max_threads, sizeof(int));
+    int *cpus = calloc((size_t)max_threads, sizeof(int));
+    if (!home || !core || !cpus) {
+        free(home); free(core); free(cpus);
+        return locus_err(LOCUS_ERR_NO_MEMORY, "heap: cannot allocate thread tables");
+    }
+    int nt = heap_plan_threads(nslots, slot_cpus, a->threads, max_threads, home, core);
+    for (int t = 0; t < nt; t++)
+        cpus[t] = home[t] >= 0 ? slot_list[home[t]][core[t]]
+                               : locus_topo_cpu(topo, core[t] % locus_topo_num_cpus(topo));
+    /* local: node j's block is proportional to its threads, so a static
+     * schedule over the same threads finds its block on its node */
+    int weights[HEAP_PLAN_MAX_SLOTS] = {0};
+    for (int t = 0; t < nt; t++)
+        if (home[t] >= 0)
+            weights[home[t]]++;
+    uint64_t chunk = a->chunk ? a->chunk : DEFAULT_CHUNK;
+    uint64_t units = h->size / k.page;
+    heap_plan_t *plan = malloc(sizeof *plan);
+    if (!plan) {
+        free(home); free(core); free(cpus);
+        return locus_err(LOCUS_ERR_NO_MEMORY, "heap: cannot allocate the plan");
+    }
+    /* The kernel interleaves anonymous memory on (address / page) and a
+     * hugetlb mapping on its offset in the mapping. */
+    uint64_t phase = h->hugetlb ? 0 : (uint64_t)(uintptr_t)h->base / k.page;
+    heap_plan_init(plan, units, k.page, round_up(chunk, k.page) / k.page, nslots,
+                   a->policy == LOCUS_HEAP_INTERLEAVE, phase,
+                   a->policy == LOCUS_HEAP_LOCAL ? weights : NULL);
+    heap_fault_args_t fa = {h->base, plan, nt, cpus, home, h->hugetlb ? k.page : 4096,
+                            a->progress, a->progress_arg};
+    bool fallback = false;
+    locus_status_t st = heap_fault_in(&fa, &fallback);
+    h->stats.threads = nt;
+    h->stats.populate_fallback = fallback;
+    if (fallback)
+        heap_note(h, "MADV_POPULATE_WRITE unsupported (kernel < 5.14): pages written every %llu bytes",
+                  (unsigned long long)fa.touch_stride);
+    free(plan);
+    free(home);
+    free(core);
+    free(cpus);
+    return st;
+}
+
+static locus_status_t create(struct locus_heap *h, const locus_heap_attr_t *a, const locus_topo_t *topo)
+{
+    locus_status_t st;
+    uint64_t size = 0;
+    kind_t k = {LOCUS_PAGES_4K, 4096};
+    int idx[HEAP_PLAN_MAX_SLOTS], n = 0;
+    if ((st = check_attr(a)) || (st = resolve_size(a, &size)))
+        return st;
+    if (a->policy != LOCUS_HEAP_FIRSTTOUCH && (st = resolve_nodes(a, topo, idx, &n)))
+        return st;
+    if (a->policy == LOCUS_HEAP_BIND) {
+        uint64_t mem = 0;
+        for (int i = 0; i < n; i++) {
+            locus_topo_node_t nd;
+            locus_topo_node(topo, idx[i], &nd);
+            mem += nd.memory_bytes;
+        }
+        char b1[32], b2[32];
+        if (mem && size > mem)
+            return locus_err(LOCUS_ERR_RANGE, "size %s: larger than the %s of memory of the bound nodes",
+                             fmt_size(size, b1), fmt_size(mem, b2));
+    }
+    if ((st = resolve_kind(h, a->pages, topo, size, &k)))
+        return st;
+    h->size = round_up(size, k.page);
+    h->hugetlb = k.kind == LOCUS_PAGES_HUGE2M || k.kind == LOCUS_PAGES_HUGE1G;
+    locus_heap_stats_t *s = &h->stats;
+    s->size = h->size;
+    s->policy = a->policy;
+    s->pages_requested = a->pages;
+    s->pages = k.kind;
+    s->page_size = k.page;
+    s->num_nodes = locus_topo_num_nodes(topo);
+    if (s->num_nodes > LOCUS_HEAP_MAX_NODES)
+        s->num_nodes = LOCUS_HEAP_MAX_NODES;
+    for (int i = 0; i < s->num_nodes; i++) {
+        locus_topo_node_t nd;
+        locus_topo_node(topo, i, &nd);
+        s->node_os[i] = nd.os_index;
+    }
+    double t0 = heap_now();
+    if ((st = reserve(h, k)))
+        return st;
+    if ((st = place(h, a, topo, idx, n, k)))
+        return st;
+    double t1 = heap_now();
+    s->reserve_s = t1 - t0;
+    if (a->policy != LOCUS_HEAP_FIRSTTOUCH) {
+        if ((st = fault(h, a, topo, idx, n, k)))
+            return st;
+        s->fault_s = heap_now() - t1;
+        s->gbps = (double)h->size / (s->reserve_s + s->fault_s) / 1e9;
+    }
+    h->notes_base = h->notes_len;
+    return heap_verify_now(h, a->verify);
+}
+
+locus_status_t locus_heap_create(const locus_heap_attr_t *attr, const locus_topo_t *topo,
+                                 locus_heap_t **out)
+{
+    if (!attr || !out)
+        return locus_err(LOCUS_ERR_INVALID, "heap create: attr and out must not be NULL");
+    locus_topo_t *own = NULL;
+    locus_status_t st;
+    if (!topo) {
+        if ((st = locus_topo_load(&own)))
+            return st;
+        topo = own;
+    }
+    struct locus_heap *h = calloc(1, sizeof *h);
+    if (!h) {
+        locus_topo_destroy(own);
+        return locus_err(LOCUS_ERR_NO_MEMORY, "heap: cannot allocate the heap object");
+    }
+    h->samples = attr->samples ? attr->samples : DEFAULT_SAMPLES;
+    st = create(h, attr, topo);
+    locus_topo_destroy(own);
+    if (st) {
+        locus_heap_destroy(h);
+        return st;
+    }
+    *out = h;
+    return LOCUS_OK;
+}
+
+void locus_heap_destroy(locus_heap_t *h)
+{
+    if (!h)
+        return;
+    if (h->base)
+        munmap(h->base - HEAP_GUARD, h->size + 2 * HEAP_GUARD);
+    free(h->notes);
+    free(h);
+}
+
+void *locus_heap_base(const locus_heap_t *h) { return h ? h->base : NULL; }
+uint64_t locus_heap_size(const locus_heap_t *h) { return h ? h->size : 0; }
+
+locus_status_t locus_heap_stats(const locus_heap_t *h, locus_heap_stats_t *out)
+{
+    if (!h || !out)
+        return locus_err(LOCUS_ERR_INVALID, "heap stats: heap and out must not be NULL");
+    *out = h->stats;
+    out->notes = h->notes ? h->notes : "";
+    return LOCUS_OK;
+}
+
+locus_status_t locus_heap_verify(locus_heap_t *h, locus_heap_verify_t mode)
+{
+    if (!h)
+        return locus_err(LOCUS_ERR_INVALID, "heap verify: heap must not be NULL");
+    if ((unsigned)mode > LOCUS_VERIFY_NONE)
+        return locus_err(LOCUS_ERR_INVALID, "verify %d: expected all, sample or none", (int)mode);
+    return heap_verify_now(h, mode);
+}

@@ -1,0 +1,185 @@
+/* Heap attributes: defaults, LOCUS_HEAP_* environment, text parsers. */
+#include "heap/heap_internal.h"
+
+#include "core/config.h"
+#include "core/error.h"
+#include "core/validators.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char POLICY_ACCEPTED[] =
+    "interleave, interleave:NODES, firsttouch, bind:NODES, local or local:NODES "
+    "(NODES like 1 or 0,2 or 0-3)";
+
+void locus_heap_attr_init(locus_heap_attr_t *a)
+{
+    memset(a, 0, sizeof *a);
+    a->size = 1ull << 30;
+    a->procs = 1;
+    a->policy = LOCUS_HEAP_INTERLEAVE;
+    a->pages = LOCUS_PAGES_AUTO;
+    a->verify = LOCUS_VERIFY_SAMPLE;
+}
+
+const char *locus_heap_policy_name(locus_heap_policy_t p)
+{
+    static const char *n[] = {"interleave", "firsttouch", "bind", "local"};
+    return (unsigned)p < 4 ? n[p] : "?";
+}
+
+const char *locus_heap_pages_name(locus_heap_pages_t p)
+{
+    static const char *n[] = {"4k", "thp", "huge2m", "huge1g", "auto"};
+    return (unsigned)p < 5 ? n[p] : "?";
+}
+
+const char *locus_heap_verify_name(locus_heap_verify_t v)
+{
+    static const char *n[] = {"all", "sample", "none"};
+    return (unsigned)v < 3 ? n[v] : "?";
+}
+
+/* "0,2-3" -> nodes; false on any syntax error, duplicate or > 1023. */
+static bool parse_nodes(const char *s, int *nodes, int *count)
+{
+    int n = 0;
+    if (!*s)
+        return false;
+    while (*s) {
+        if (!isdigit((unsigned char)*s))
+            return false;
+        char *end;
+        long a = strtol(s, &end, 10), b = a;
+        if (*end == '-') {
+            if (!isdigit((unsigned char)end[1]))
+                return false;
+            b = strtol(end + 1, &end, 10);
+        }
+        if (a < 0 || b < a || b > 1023)
+            return false;
+        for (long v = a; v <= b; v++) {
+            for (int i = 0; i < n; i++)
+                if (nodes[i] == v)
+                    return false;
+            if (n == LOCUS_HEAP_MAX_NODES)
+                return false;
+            nodes[n++] = (int)v;
+        }
+        if (*end == ',' && end[1])
+            end++;
+        else if (*end)
+            return false;
+        s = end;
+    }
+    *count = n;
+    return true;
+}
+
+locus_status_t locus_heap_parse_policy(const char *text, locus_heap_attr_t *attr)
+{
+    static const char *names[] = {"interleave", "firsttouch", "bind", "local"};
+    if (!text)
+        text = "";
+    const char *colon = strchr(text, ':');
+    size_t len = colon ? (size_t)(colon - text) : strlen(text);
+    int nodes[LOCUS_HEAP_MAX_NODES], count = 0;
+    for (int p = 0; p < 4; p++) {
+        if (strlen(names[p]) != len || strncasecmp(text, names[p], len))
+            continue;
+        bool ok;
+        if (p == LOCUS_HEAP_FIRSTTOUCH)
+            ok = !colon;
+        else if (p == LOCUS_HEAP_BIND)
+            ok = colon && parse_nodes(colon + 1, nodes, &count);
+        else
+            ok = !colon || parse_nodes(colon + 1, nodes, &count);
+        if (!ok)
+            break;
+        if (attr) {
+            attr->policy = (locus_heap_policy_t)p;
+            attr->num_nodes = count;
+            memcpy(attr->nodes, nodes, sizeof(int) * (size_t)count);
+        }
+        return LOCUS_OK;
+    }
+    return locus_err(LOCUS_ERR_INVALID, "policy '%s': expected %s", text, POLICY_ACCEPTED);
+}
+
+locus_status_t locus_heap_validate_policy(const char *value)
+{
+    return locus_heap_parse_policy(value, NULL);
+}
+
+locus_status_t locus_heap_parse_pages(const char *text, locus_heap_pages_t *out)
+{
+    int i;
+    if (locus_parse_choice(text, "4k|thp|huge2m|huge1g|auto", &i) != LOCUS_OK)
+        return locus_err(LOCUS_ERR_INVALID, "pages '%s': expected one of 4k, thp, huge2m, huge1g, auto",
+                         text ? text : "");
+    *out = (locus_heap_pages_t)i;
+    return LOCUS_OK;
+}
+
+locus_status_t locus_heap_parse_verify(const char *text, locus_heap_verify_t *out)
+{
+    int i;
+    if (locus_parse_choice(text, "all|sample|none", &i) != LOCUS_OK)
+        return locus_err(LOCUS_ERR_INVALID, "verify '%s': expected one of all, sample, none",
+                         text ? text : "");
+    *out = (locus_heap_verify_t)i;
+    return LOCUS_OK;
+}
+
+/* Everything is parsed into a copy first so a bad variable leaves attr as it was. */
+locus_status_t locus_heap_attr_from_env(locus_heap_attr_t *attr)
+{
+    if (!attr)
+        return locus_err(LOCUS_ERR_INVALID, "attr NULL: expected a locus_heap_attr_t");
+    locus_heap_attr_t a = *attr;
+    locus_status_t st;
+    if (locus_tun_is_set(LOCUS_TUN_HEAP_SIZE)) {
+        if ((st = locus_tun_sizepct(LOCUS_TUN_HEAP_SIZE, &a.size, &a.percent)))
+            return st;
+    }
+    int64_t v;
+    if (locus_tun_is_set(LOCUS_TUN_HEAP_PROCS)) {
+        if ((st = locus_tun_int(LOCUS_TUN_HEAP_PROCS, &v)))
+            return st;
+        a.procs = (int)v;
+    }
+    if (locus_tun_is_set(LOCUS_TUN_HEAP_POLICY)) {
+        const char *s;
+        if ((st = locus_tun_string(LOCUS_TUN_HEAP_POLICY, &s)))
+            return st;
+        locus_heap_parse_policy(s, &a);
+    }
+    int e;
+    if (locus_tun_is_set(LOCUS_TUN_HEAP_PAGES)) {
+        if ((st = locus_tun_enum(LOCUS_TUN_HEAP_PAGES, &e)))
+            return st;
+        a.pages = (locus_heap_pages_t)e;
+    }
+    if (locus_tun_is_set(LOCUS_TUN_HEAP_THREADS)) {
+        if ((st = locus_tun_int(LOCUS_TUN_HEAP_THREADS, &v)))
+            return st;
+        a.threads = (int)v;
+    }
+    if (locus_tun_is_set(LOCUS_TUN_HEAP_VERIFY)) {
+        if ((st = locus_tun_enum(LOCUS_TUN_HEAP_VERIFY, &e)))
+            return st;
+        a.verify = (locus_heap_verify_t)e;
+    }
+    if (locus_tun_is_set(LOCUS_TUN_HEAP_CHUNK)) {
+        if ((st = locus_tun_size(LOCUS_TUN_HEAP_CHUNK, &a.chunk)))
+            return st;
+    }
+    if (locus_tun_is_set(LOCUS_TUN_HEAP_SAMPLES)) {
+        if ((st = locus_tun_int(LOCUS_TUN_HEAP_SAMPLES, &v)))
+            return st;
+        a.samples = (uint32_t)v;
+    }
+    *attr = a;
+    return LOCUS_OK;
+}

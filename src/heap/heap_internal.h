@@ -1,0 +1,55 @@
+/* Internal: the heap object and the helpers shared by its source files. */
+#ifndef LOCUS_HEAP_INTERNAL_H
+#define LOCUS_HEAP_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <locus/heap.h>
+
+#include "heap/heap_plan.h"
+
+#define HEAP_GUARD 4096u /* PROT_NONE page either side: no VMA merge, overruns fault */
+
+struct locus_heap {
+    char *base;
+    uint64_t size;
+    bool hugetlb;
+    uint64_t samples;
+    locus_heap_stats_t stats;
+    char *notes;
+    size_t notes_len;
+    size_t notes_base; /* notes of create; verify re-adds its own after these */
+};
+
+/* Append one line to heap->notes. */
+void heap_note(struct locus_heap *h, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Residency and page kind from /proc/self/smaps over [base, base + size). */
+locus_status_t heap_smaps(const void *base, uint64_t size, uint64_t *rss, uint64_t *anon_huge,
+                          uint64_t *hugetlb);
+/* Fill h->stats' residency, unit, histogram (per mode) and verify_s. */
+locus_status_t heap_verify_now(struct locus_heap *h, locus_heap_verify_t mode);
+
+/* Parallel fault-in of `base` following `plan`: threads[t] is pinned to
+ * cpus[t] with home slot home[t]. *fallback is set if MADV_POPULATE_WRITE is
+ * unsupported and pages were written instead (at touch_stride). */
+typedef struct heap_fault_args {
+    char *base;
+    const heap_plan_t *plan;
+    int nthreads;
+    const int *cpus;
+    const int *home;
+    uint64_t touch_stride;
+    locus_heap_progress_fn progress;
+    void *progress_arg;
+} heap_fault_args_t;
+locus_status_t heap_fault_in(const heap_fault_args_t *args, bool *fallback);
+
+/* One range: MADV_POPULATE_WRITE, or a write every `stride` bytes when the
+ * kernel lacks it (*use_touch set then). 0 or an errno. */
+int heap_populate(char *p, uint64_t len, uint64_t stride, int *use_touch);
+
+double heap_now(void);
+
+#endif

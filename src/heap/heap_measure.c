@@ -1,0 +1,180 @@
+/* Baselines for the heap comparison: see heap_measure.h. */
+#include "heap/heap_measure.h"
+#include "heap/heap_internal.h"
+
+#include "core/error.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#ifndef MAP_HUGE_SHIFT
+#define MAP_HUGE_SHIFT 26
+#endif
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+
+static uint64_t kind_page(locus_heap_pages_t k)
+{
+    return k == LOCUS_PAGES_HUGE1G ? 1ull << 30 : k == LOCUS_PAGES_4K ? 4096 : 2ull << 20;
+}
+
+/* A fresh region: aligned to the kind's page, advised for it. *len = mapped length. */
+static locus_status_t map_region(locus_heap_pages_t k, uint64_t size, int extra_flags, char **out,
+                                 uint64_t *len)
+{
+    uint64_t page = kind_page(k);
+    size = (size + page - 1) / page * page;
+    int flags = MAP_PRIVATE | MAP_ANONYMOUS | extra_flags;
+    char *p;
+    if (k == LOCUS_PAGES_HUGE2M || k == LOCUS_PAGES_HUGE1G) {
+        flags |= MAP_HUGETLB | (k == LOCUS_PAGES_HUGE1G ? 30 : 21) << MAP_HUGE_SHIFT;
+        p = mmap(NULL, size, PROT_READ | PROT_WRITE, flags, -1, 0);
+        if (p == MAP_FAILED)
+            return locus_err_errno(LOCUS_ERR_NO_MEMORY, errno, "mmap %llu bytes of %s",
+                                   (unsigned long long)size, locus_heap_pages_name(k));
+        *out = p;
+        *len = size;
+        return LOCUS_OK;
+    }
+    /* over-map by one THP so the region can start 2 MiB-aligned */
+    uint64_t over = size + (2ull << 20);
+    p = mmap(NULL, over, PROT_READ | PROT_WRITE, flags | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED)
+        return locus_err_errno(LOCUS_ERR_NO_MEMORY, errno, "mmap %llu bytes", (unsigned long long)over);
+    char *a = (char *)(((uintptr_t)p + (2u << 20) - 1) & ~(uintptr_t)((2u << 20) - 1));
+    if (a > p)
+        munmap(p, (size_t)(a - p));
+    if (p + over > a + size)
+        munmap(a + size, (size_t)(p + over - (a + size)));
+    madvise(a, size, k == LOCUS_PAGES_4K ? MADV_NOHUGEPAGE : MADV_HUGEPAGE);
+    *out = a;
+    *len = size;
+    return LOCUS_OK;
+}
+
+uint64_t heap_measure_resident(const void *p, uint64_t size)
+{
+    uint64_t rss = 0, ah = 0, ht = 0;
+    if (heap_smaps(p, size, &rss, &ah, &ht))
+        return 0;
+    return rss + ht;
+}
+
+locus_status_t heap_measure_serial_touch(locus_heap_pages_t kind, uint64_t size,
+                                         heap_measure_progress_fn progress, void *arg, double *gbps)
+{
+    double t0 = heap_now();
+    char *p;
+    uint64_t len;
+    locus_status_t st = map_region(kind, size, 0, &p, &len);
+    if (st)
+        return st;
+    uint64_t stride = kind_page(kind), step = 64ull << 20;
+    for (uint64_t off = 0; off < len; off += step) {
+        uint64_t end = off + step < len ? off + step : len;
+        for (uint64_t o = off; o < end; o += stride)
+            ((volatile char *)p)[o] = 0;
+        if (progress)
+            progress(arg, end, len);
+    }
+    /* THP not obtained everywhere: the 2 MiB stride left 4 KiB pages untouched */
+    if (kind == LOCUS_PAGES_THP && heap_measure_resident(p, len) < len)
+        for (uint64_t o = 0; o < len; o += 4096)
+            ((volatile char *)p)[o] = 0;
+    double t = heap_now() - t0;
+    *gbps = (double)len / t / 1e9;
+    munmap(p, len);
+    return LOCUS_OK;
+}
+
+locus_status_t heap_measure_populate1(locus_heap_pages_t kind, uint64_t size, double *gbps)
+{
+    double t0 = heap_now();
+    char *p;
+    uint64_t len;
+    locus_status_t st = map_region(kind, size, 0, &p, &len);
+    if (st)
+        return st;
+    if (madvise(p, len, MADV_POPULATE_WRITE)) {
+        int e = errno;
+        munmap(p, len);
+        return locus_err_errno(LOCUS_ERR_UNSUPPORTED, e, "MADV_POPULATE_WRITE");
+    }
+    double t = heap_now() - t0;
+    *gbps = (double)len / t / 1e9;
+    munmap(p, len);
+    return LOCUS_OK;
+}
+
+locus_status_t heap_measure_map_populate(locus_heap_pages_t kind, uint64_t size, double *gbps)
+{
+    double t0 = heap_now();
+    char *p;
+    uint64_t len;
+    locus_status_t st = map_region(kind, size, MAP_POPULATE, &p, &len);
+    if (st)
+        return st;
+    double t = heap_now() - t0;
+    *gbps = (double)len / t / 1e9;
+    munmap(p, len);
+    return LOCUS_OK;
+}
+
+typedef struct {
+    char *p;
+    uint64_t len;
+    int cpu;
+    pthread_barrier_t *bar;
+} ms_arg_t;
+
+static void *ms_worker(void *v)
+{
+    ms_arg_t *a = v;
+    pthread_barrier_wait(a->bar);
+    memset(a->p, 1, a->len);
+    return NULL;
+}
+
+double heap_measure_memset(void *p, uint64_t size, int nthreads, const int *cpus)
+{
+    if (nthreads < 1)
+        nthreads = 1;
+    ms_arg_t *args = calloc((size_t)nthreads, sizeof *args);
+    pthread_t *tid = calloc((size_t)nthreads, sizeof *tid);
+    if (!args || !tid) {
+        free(args);
+        free(tid);
+        return 0;
+    }
+    pthread_barrier_t bar;
+    pthread_barrier_init(&bar, NULL, (unsigned)nthreads + 1);
+    uint64_t share = size / (uint64_t)nthreads / 64 * 64;
+    for (int t = 0; t < nthreads; t++) {
+        args[t] = (ms_arg_t){(char *)p + share * (uint64_t)t,
+                             t == nthreads - 1 ? size - share * (uint64_t)t : share, cpus ? cpus[t] : -1, &bar};
+        pthread_attr_t at;
+        pthread_attr_init(&at);
+        if (cpus) {
+            cpu_set_t set;
+            CPU_ZERO(&set);
+            CPU_SET(cpus[t], &set);
+            pthread_attr_setaffinity_np(&at, sizeof set, &set);
+        }
+        pthread_create(&tid[t], &at, ms_worker, &args[t]);
+        pthread_attr_destroy(&at);
+    }
+    pthread_barrier_wait(&bar);
+    double t0 = heap_now();
+    for (int t = 0; t < nthreads; t++)
+        pthread_join(tid[t], NULL);
+    double t = heap_now() - t0;
+    pthread_barrier_destroy(&bar);
+    free(args);
+    free(tid);
+    return (double)size / t / 1e9;
+}

@@ -1,0 +1,29 @@
+/* Internal: the baselines locus is measured against, shared by
+ * `locus heap --compare` and bench/heap_bench. Each maps a fresh region of
+ * the given kind, times the work, and unmaps it (unmapping is not timed). */
+#ifndef LOCUS_HEAP_MEASURE_H
+#define LOCUS_HEAP_MEASURE_H
+
+#include <stdint.h>
+#include <locus/heap.h>
+#include <locus/status.h>
+
+typedef void (*heap_measure_progress_fn)(void *arg, uint64_t done, uint64_t total);
+
+/* One thread writes one byte per page: at the huge page stride for huge
+ * kinds and thp (then a 4 KiB pass over whatever THP did not cover, so the
+ * whole region is resident), at 4 KiB for 4k. GB/s into *gbps. */
+locus_status_t heap_measure_serial_touch(locus_heap_pages_t kind, uint64_t size,
+                                         heap_measure_progress_fn progress, void *arg, double *gbps);
+/* One thread, one MADV_POPULATE_WRITE over the whole region. */
+locus_status_t heap_measure_populate1(locus_heap_pages_t kind, uint64_t size, double *gbps);
+/* mmap(MAP_POPULATE): serial inside mmap; for thp the madvise can only come
+ * after, so THP in `madvise` mode is not obtained (that is the mechanism). */
+locus_status_t heap_measure_map_populate(locus_heap_pages_t kind, uint64_t size, double *gbps);
+/* memset over already-resident memory by nthreads threads pinned to cpus[]
+ * (NULL: unpinned), each a contiguous share: the page-zeroing limit. */
+double heap_measure_memset(void *p, uint64_t size, int nthreads, const int *cpus);
+/* Resident bytes of [p, p + size) from /proc/self/smaps. */
+uint64_t heap_measure_resident(const void *p, uint64_t size);
+
+#endif
