@@ -18,6 +18,7 @@
 #define L3_MIN_SANE (256ull << 10)
 #define L3_MAX_SANE (4ull << 30)
 #define L3_DEFAULT (8ull << 20)
+#define XML_EXPECTED "not a usable hwloc topology (expected the output of `lstopo --of xml`)"
 
 bool topo_note(struct locus_topo *t, const char *fmt, ...)
 {
@@ -113,27 +114,11 @@ static hwloc_obj_t pu_home_node(hwloc_obj_t pu)
     return NULL;
 }
 
-static locus_status_t load_nodes(struct locus_topo *t, hwloc_topology_t h, hwloc_const_bitmap_t usable,
-                                 hwloc_obj_t **objs_out)
+/* Give each node its cpus (usable ones in the list, all of them counted). */
+static locus_status_t assign_node_cpus(struct locus_topo *t, hwloc_topology_t h, hwloc_obj_t *objs,
+                                       hwloc_const_bitmap_t usable)
 {
-    int n = hwloc_get_nbobjs_by_type(h, HWLOC_OBJ_NUMANODE);
-    if (n <= 0)
-        return locus_err(LOCUS_ERR_UNSUPPORTED, "hwloc found no NUMA node in the topology");
-    hwloc_obj_t *objs = calloc((size_t)n, sizeof *objs);
-    t->nodes = calloc((size_t)n, sizeof *t->nodes);
-    if (!objs || !t->nodes) {
-        free(objs);
-        return locus_err(LOCUS_ERR_NO_MEMORY, "topo: %d nodes", n);
-    }
-    for (int i = 0; i < n; i++)
-        objs[i] = hwloc_get_obj_by_type(h, HWLOC_OBJ_NUMANODE, (unsigned)i);
-    qsort(objs, (size_t)n, sizeof *objs, cmp_numa_os);
-    t->num_nodes = n;
-    *objs_out = objs;
-    for (int i = 0; i < n; i++) {
-        t->nodes[i].os_index = (int)objs[i]->os_index;
-        t->nodes[i].memory_bytes = objs[i]->attr ? objs[i]->attr->numanode.local_memory : 0;
-    }
+    int n = t->num_nodes;
     hwloc_bitmap_t *sets = calloc((size_t)n, sizeof *sets);
     if (!sets)
         return locus_err(LOCUS_ERR_NO_MEMORY, "topo: node cpusets");
@@ -157,6 +142,30 @@ static locus_status_t load_nodes(struct locus_topo *t, hwloc_topology_t h, hwloc
         hwloc_bitmap_free(sets[i]);
     free(sets);
     return st;
+}
+
+static locus_status_t load_nodes(struct locus_topo *t, hwloc_topology_t h, hwloc_const_bitmap_t usable,
+                                 hwloc_obj_t **objs_out)
+{
+    int n = hwloc_get_nbobjs_by_type(h, HWLOC_OBJ_NUMANODE);
+    if (n <= 0)
+        return locus_err(LOCUS_ERR_UNSUPPORTED, "hwloc found no NUMA node in the topology");
+    hwloc_obj_t *objs = calloc((size_t)n, sizeof *objs);
+    t->nodes = calloc((size_t)n, sizeof *t->nodes);
+    if (!objs || !t->nodes) {
+        free(objs);
+        return locus_err(LOCUS_ERR_NO_MEMORY, "topo: %d nodes", n);
+    }
+    for (int i = 0; i < n; i++)
+        objs[i] = hwloc_get_obj_by_type(h, HWLOC_OBJ_NUMANODE, (unsigned)i);
+    qsort(objs, (size_t)n, sizeof *objs, cmp_numa_os);
+    t->num_nodes = n;
+    *objs_out = objs;
+    for (int i = 0; i < n; i++) {
+        t->nodes[i].os_index = (int)objs[i]->os_index;
+        t->nodes[i].memory_bytes = objs[i]->attr ? objs[i]->attr->numanode.local_memory : 0;
+    }
+    return assign_node_cpus(t, h, objs, usable);
 }
 
 /* -------------------------------------------------------------- distances */
@@ -406,7 +415,8 @@ static locus_status_t hwloc_setup(hwloc_topology_t h, topo_origin_t origin, cons
     }
     if (origin == TOPO_ORIGIN_XML) {
         if (hwloc_topology_set_xml(h, arg) != 0)
-            return locus_err_errno(LOCUS_ERR_INVALID, errno, "hwloc XML file '%s'", arg);
+            return errno == EINVAL ? locus_err(LOCUS_ERR_INVALID, "hwloc XML file '%s': " XML_EXPECTED, arg)
+                                   : locus_err_errno(LOCUS_ERR_INVALID, errno, "hwloc XML file '%s'", arg);
         return LOCUS_OK;
     }
     if (hwloc_topology_set_synthetic(h, arg) != 0)
@@ -433,9 +443,12 @@ static locus_status_t load_any(topo_origin_t origin, const char *arg, locus_topo
     if (!out)
         return locus_err(LOCUS_ERR_INVALID, "topo: out pointer is NULL: expected a locus_topo_t **");
     *out = NULL;
-    if (origin != TOPO_ORIGIN_LOCAL && (!arg || !*arg))
-        return locus_err(LOCUS_ERR_INVALID, "topo: %s is %s: expected a %s", origin == TOPO_ORIGIN_XML ? "XML path" : "synthetic description",
-                         arg ? "empty" : "NULL", origin == TOPO_ORIGIN_XML ? "path to an hwloc XML file" : "description such as \"pack:2 [numa] core:2 pu:1\"");
+    if (origin == TOPO_ORIGIN_XML && (!arg || !*arg))
+        return locus_err(LOCUS_ERR_INVALID, "topo: XML path is %s: expected the path of an hwloc XML file",
+                         arg ? "empty" : "NULL");
+    if (origin == TOPO_ORIGIN_SYNTHETIC && (!arg || !*arg))
+        return locus_err(LOCUS_ERR_INVALID, "topo: synthetic description is %s: expected e.g. %s",
+                         arg ? "empty" : "NULL", "\"pack:2 [numa] l3:2 core:2 pu:1\"");
     if (origin == TOPO_ORIGIN_XML) {
         locus_status_t st = check_xml_path(arg);
         if (st)
@@ -458,7 +471,7 @@ static locus_status_t load_any(topo_origin_t origin, const char *arg, locus_topo
     locus_status_t st = hwloc_setup(h, origin, arg);
     if (st == LOCUS_OK && hwloc_topology_load(h) != 0)
         st = origin == TOPO_ORIGIN_XML
-                 ? locus_err(LOCUS_ERR_INVALID, "hwloc XML file '%s': not a valid hwloc topology", arg)
+                 ? locus_err(LOCUS_ERR_INVALID, "hwloc XML file '%s': " XML_EXPECTED, arg)
                  : locus_err_errno(LOCUS_ERR_SYSTEM, errno, "hwloc_topology_load");
     if (st == LOCUS_OK)
         st = build(t, h);
