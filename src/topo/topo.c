@@ -444,10 +444,10 @@ static locus_status_t load_any(topo_origin_t origin, const char *arg, locus_topo
         return locus_err(LOCUS_ERR_INVALID, "topo: out pointer is NULL: expected a locus_topo_t **");
     *out = NULL;
     if (origin == TOPO_ORIGIN_XML && (!arg || !*arg))
-        return locus_err(LOCUS_ERR_INVALID, "topo: XML path is %s: expected the path of an hwloc XML file",
+        return locus_err(LOCUS_ERR_INVALID, "hwloc XML path is %s: expected the path of an hwloc XML file",
                          arg ? "empty" : "NULL");
     if (origin == TOPO_ORIGIN_SYNTHETIC && (!arg || !*arg))
-        return locus_err(LOCUS_ERR_INVALID, "topo: synthetic description is %s: expected e.g. %s",
+        return locus_err(LOCUS_ERR_INVALID, "synthetic topology description is %s: expected e.g. %s",
                          arg ? "empty" : "NULL", "\"pack:2 [numa] l3:2 core:2 pu:1\"");
     if (origin == TOPO_ORIGIN_XML) {
         locus_status_t st = check_xml_path(arg);
