@@ -7,6 +7,7 @@
 #include <locus/status.h>
 #include <locus/config.h>
 #include <locus/topo.h>
+#include <locus/shm.h>
 #include <locus/copy.h>
 #include <locus/heap.h>
 

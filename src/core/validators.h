@@ -14,6 +14,7 @@ locus_status_t locus_copy_validate_threshold(const char *value);
 locus_status_t locus_copy_validate_calibration(const char *value);
 
 /* shm */
+locus_status_t locus_shm_validate_job(const char *value);
 
 /* prof */
 

@@ -1,0 +1,130 @@
+/* locus shm: the on-node shared-memory transport.
+ *
+ * Processes of one job on one node share ONE segment (created by local rank 0,
+ * sized by the footprint model of locus_shm_plan(), unlinked from /dev/shm as
+ * soon as every process attached). Each process owns a multi-producer ring of
+ * 64-byte cells in it: tiny messages travel inline in one cell, small ones
+ * (<= LOCUS_SHM_EAGER) as consecutive cells (copy-in, copy-out, no second
+ * buffer), large ones by a rendezvous and a single copy: a plain copy from the
+ * peer's mapping when the send buffer lives in the sender's shared heap
+ * (locus_shm_alloc), else process_vm_readv (CMA), else - when the kernel
+ * refuses CMA - a pipelined copy through the ring.
+ *
+ * Semantics: tagged, non-blocking, explicit progress. Messages between one
+ * pair of processes are matched in the order they were sent. A send request
+ * completes when its buffer may be reused; a receive when the data is in the
+ * buffer. If any peer dies without locus_shm_finalize(), every pending and
+ * later operation fails with LOCUS_ERR_PEER_FAILED within about a millisecond
+ * of waiting (liveness is checked while progress finds nothing to do).
+ *
+ * Thread safety: an endpoint is NOT thread-safe; use it from one thread at a
+ * time (serialise calls yourself). Different endpoints are independent.
+ */
+#ifndef LOCUS_SHM_H
+#define LOCUS_SHM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <locus/status.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct locus_shm_ep locus_shm_ep_t;
+typedef struct locus_shm_req locus_shm_req_t;
+
+#define LOCUS_SHM_ANY_SOURCE (-1)
+#define LOCUS_SHM_ANY_TAG UINT64_MAX /* not usable as a send tag */
+
+/* Options; a zero field means "from the environment / default":
+ * rank/size/job from LOCUS_RANK/LOCUS_SIZE/LOCUS_JOB (set by `locus run`) or
+ * Open MPI's OMPI_COMM_WORLD_LOCAL_RANK/LOCAL_SIZE + PMIX_NAMESPACE. */
+typedef struct locus_shm_opts {
+    int rank;            /* -1 = environment */
+    int size;            /* 0 = environment */
+    const char *job;     /* NULL = environment */
+    uint64_t queue_bytes; /* ring bytes per process; 0 = LOCUS_SHM_QUEUE or auto */
+    uint64_t heap_bytes;  /* shared heap per process; 0 = LOCUS_SHM_HEAP */
+} locus_shm_opts_t;
+
+/* opts->rank = -1, everything else 0. */
+LOCUS_API void locus_shm_opts_init(locus_shm_opts_t *opts);
+
+/* Footprint model: every byte of the node segment. */
+typedef struct locus_shm_plan {
+    int nprocs;
+    uint64_t queue_bytes;     /* ring bytes per process (cells) */
+    uint64_t eager_bytes;     /* largest message carried in the ring */
+    uint64_t heap_bytes;      /* shared heap per process */
+    uint64_t control_bytes;   /* segment header + one line per process */
+    uint64_t queue_ctl_bytes; /* head and tail lines of one queue */
+    uint64_t per_process;     /* queue_ctl + queue + heap + its control line */
+    uint64_t segment_bytes;   /* whole segment, page-rounded: what is mapped */
+    uint64_t private_per_process; /* process-private bookkeeping estimate (not shared) */
+} locus_shm_plan_t;
+
+/* The plan for nprocs processes with these options (NULL = defaults/environment). */
+LOCUS_API locus_status_t locus_shm_plan(int nprocs, const locus_shm_opts_t *opts,
+                                        locus_shm_plan_t *out);
+LOCUS_API locus_status_t locus_shm_plan_print(const locus_shm_plan_t *plan, FILE *out, bool json);
+
+/* The /dev/shm object name for a job ("/locus-<uid>-<job>"). */
+LOCUS_API locus_status_t locus_shm_segment_name(const char *job, char *buf, size_t len);
+
+/* Join the job's segment (collective over the local processes). */
+LOCUS_API locus_status_t locus_shm_init(const locus_shm_opts_t *opts, locus_shm_ep_t **out);
+/* Wait for outstanding sends, leave, unmap. Safe with NULL. */
+LOCUS_API locus_status_t locus_shm_finalize(locus_shm_ep_t *ep);
+
+LOCUS_API int locus_shm_rank(const locus_shm_ep_t *ep);
+LOCUS_API int locus_shm_size(const locus_shm_ep_t *ep);
+/* The plan the segment was sized from. */
+LOCUS_API const locus_shm_plan_t *locus_shm_get_plan(const locus_shm_ep_t *ep);
+/* Fallbacks taken ("CMA refused by the kernel (EPERM): pipelined copy used"), one
+ * per line, each said once; "" if none. */
+LOCUS_API const char *locus_shm_notes(const locus_shm_ep_t *ep);
+
+/* Shared heap (LOCUS_SHM_HEAP / opts.heap_bytes per process): buffers every
+ * local peer can read directly, so large sends from them need one plain copy.
+ * 64-byte aligned; NULL (with locus_last_error) when full. */
+LOCUS_API void *locus_shm_alloc(locus_shm_ep_t *ep, size_t bytes);
+LOCUS_API void locus_shm_free(locus_shm_ep_t *ep, void *p);
+
+/* Non-blocking tagged send/receive. *req is owned by the library until
+ * locus_shm_test() reports it done or locus_shm_wait() returns. */
+LOCUS_API locus_status_t locus_shm_isend(locus_shm_ep_t *ep, int dst, uint64_t tag,
+                                         const void *buf, size_t len, locus_shm_req_t **req);
+LOCUS_API locus_status_t locus_shm_irecv(locus_shm_ep_t *ep, int src, uint64_t tag, void *buf,
+                                         size_t capacity, locus_shm_req_t **req);
+
+typedef struct locus_shm_info {
+    int source;
+    uint64_t tag;
+    size_t len;            /* bytes delivered (receives) or sent */
+    locus_status_t status; /* LOCUS_ERR_TRUNCATED if the message was longer */
+} locus_shm_info_t;
+
+/* Advance every pending operation; LOCUS_ERR_PEER_FAILED once a peer died. */
+LOCUS_API locus_status_t locus_shm_progress(locus_shm_ep_t *ep);
+/* *done = true and the request released when complete; info may be NULL.
+ * Returns the request's status once done (LOCUS_OK while pending). */
+LOCUS_API locus_status_t locus_shm_test(locus_shm_ep_t *ep, locus_shm_req_t *req, bool *done,
+                                        locus_shm_info_t *info);
+/* Progress until req completes; releases it. */
+LOCUS_API locus_status_t locus_shm_wait(locus_shm_ep_t *ep, locus_shm_req_t *req,
+                                        locus_shm_info_t *info);
+/* Blocking helpers. */
+LOCUS_API locus_status_t locus_shm_send(locus_shm_ep_t *ep, int dst, uint64_t tag, const void *buf,
+                                        size_t len);
+LOCUS_API locus_status_t locus_shm_recv(locus_shm_ep_t *ep, int src, uint64_t tag, void *buf,
+                                        size_t capacity, locus_shm_info_t *info);
+/* All local processes; progresses while waiting. */
+LOCUS_API locus_status_t locus_shm_barrier(locus_shm_ep_t *ep);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,655 @@
+/* Endpoint: requests, matching, the eager / rendezvous / pipelined protocols
+ * and progress. */
+#include "shm/shm_internal.h"
+
+#include "core/config.h"
+#include "core/error.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+/* ---------- lists and requests ---------- */
+
+static void list_push(shm_list_t *l, locus_shm_req_t *r)
+{
+    r->next = NULL;
+    r->prev = l->tail;
+    if (l->tail)
+        l->tail->next = r;
+    else
+        l->head = r;
+    l->tail = r;
+}
+
+static void list_remove(shm_list_t *l, locus_shm_req_t *r)
+{
+    if (r->prev)
+        r->prev->next = r->next;
+    else
+        l->head = r->next;
+    if (r->next)
+        r->next->prev = r->prev;
+    else
+        l->tail = r->prev;
+    r->next = r->prev = NULL;
+}
+
+static locus_shm_req_t *req_new(locus_shm_ep_t *ep, int kind)
+{
+    locus_shm_req_t *r = ep->free_reqs;
+    if (r)
+        ep->free_reqs = r->next;
+    else if (!(r = malloc(sizeof *r)))
+        return NULL;
+    memset(r, 0, sizeof *r);
+    r->kind = (uint8_t)kind;
+    return r;
+}
+
+static void req_free(locus_shm_ep_t *ep, locus_shm_req_t *r)
+{
+    r->next = ep->free_reqs;
+    ep->free_reqs = r;
+}
+
+static void complete(locus_shm_ep_t *ep, locus_shm_req_t *r, locus_status_t st)
+{
+    if (r->kind == RQ_CTRL) {
+        req_free(ep, r);
+        return;
+    }
+    r->state = RS_DONE;
+    if (r->status == LOCUS_OK)
+        r->status = st;
+}
+
+static void copy_shim(void *dst, const void *src, size_t n, int dir) { shm_copy(dst, src, n, dir); }
+
+/* ---------- failure ---------- */
+
+static locus_status_t fatal_err(locus_shm_ep_t *ep)
+{
+    return locus_err(ep->fatal, "%s", ep->fatal_msg);
+}
+
+static void fail_list(locus_shm_ep_t *ep, shm_list_t *l, locus_status_t st)
+{
+    while (l->head) {
+        locus_shm_req_t *r = l->head;
+        list_remove(l, r);
+        complete(ep, r, st);
+    }
+}
+
+/* Every pending operation ends with the endpoint's fatal status. */
+static void fail_all(locus_shm_ep_t *ep)
+{
+    for (int d = 0; d < ep->size; d++)
+        fail_list(ep, &ep->sendq[d], ep->fatal);
+    ep->nactive = 0;
+    fail_list(ep, &ep->rndv, ep->fatal);
+    fail_list(ep, &ep->posted, ep->fatal);
+    fail_list(ep, &ep->pulls, ep->fatal);
+}
+
+static locus_status_t set_corrupt(locus_shm_ep_t *ep, int src, const char *what)
+{
+    if (!ep->fatal) {
+        ep->fatal = LOCUS_ERR_CORRUPT;
+        snprintf(ep->fatal_msg, sizeof ep->fatal_msg, "message from rank %d failed a bounds check: %s",
+                 src, what);
+        fail_all(ep);
+    }
+    return fatal_err(ep);
+}
+
+void shm_fail_peer_ops(locus_shm_ep_t *ep, int peer)
+{
+    shm_list_t *q = &ep->sendq[peer];
+    if (q->head)
+        ep->nactive--;
+    fail_list(ep, q, LOCUS_ERR_PEER_FAILED);
+    for (locus_shm_req_t *r = ep->rndv.head, *nx; r; r = nx) {
+        nx = r->next;
+        if (r->peer == peer) {
+            list_remove(&ep->rndv, r);
+            complete(ep, r, LOCUS_ERR_PEER_FAILED);
+        }
+    }
+    for (locus_shm_req_t *r = ep->pulls.head, *nx; r; r = nx) {
+        nx = r->next;
+        if (r->src == peer) {
+            list_remove(&ep->pulls, r);
+            complete(ep, r, LOCUS_ERR_PEER_FAILED);
+        }
+    }
+}
+
+/* ---------- sending ---------- */
+
+static bool in_my_heap(const locus_shm_ep_t *ep, const void *buf, size_t len, uint64_t *off)
+{
+    uint64_t hb = ep->plan.heap_bytes;
+    const unsigned char *p = buf;
+    if (!hb || p < ep->my_heap || p >= ep->my_heap + hb)
+        return false;
+    *off = (uint64_t)(p - ep->my_heap);
+    return len <= hb - *off;
+}
+
+/* Try to move the request at the head of its destination's queue into the
+ * ring; true once nothing of it is left to post. */
+static bool try_send(locus_shm_ep_t *ep, locus_shm_req_t *r)
+{
+    int d = r->peer;
+    shmq_t *q = &ep->q[d];
+    shmq_hdr_t h = {.src = (uint16_t)ep->rank};
+    if (r->kind == RQ_CTRL) {
+        h.type = r->ctrl_type;
+        h.aux = r->ctrl_aux;
+        h.flags = r->proto;
+        return shmq_send(q, &ep->cached_head[d], &h, NULL, copy_shim);
+    }
+    if (r->proto == MT_EAGER) {
+        h.type = MT_EAGER;
+        h.len = (uint32_t)r->len;
+        h.tag = r->tag;
+        if (!shmq_send(q, &ep->cached_head[d], &h, r->buf, copy_shim))
+            return false;
+        complete(ep, r, LOCUS_OK);
+        return true;
+    }
+    if (r->state == RS_QUEUED) {
+        shm_rts_t rts = {.len = r->len, .addr = (uint64_t)(uintptr_t)r->buf};
+        if (in_my_heap(ep, r->buf, r->len, &rts.heap_off))
+            rts.kind = RTS_HEAP;
+        else
+            rts.kind = ep->cma_mode == 1 ? RTS_COPY : RTS_CMA;
+        h.type = MT_RTS;
+        h.len = sizeof rts;
+        h.tag = r->tag;
+        h.aux = r->msgid;
+        if (!shmq_send(q, &ep->cached_head[d], &h, &rts, copy_shim))
+            return false;
+        r->state = RS_WAIT_FIN;
+        return true;
+    }
+    /* RS_FRAGS: the receiver asked for a pipelined copy through its ring. */
+    while (r->done_bytes < r->len) {
+        size_t chunk = r->len - r->done_bytes;
+        if (chunk > ep->lay.frag_bytes)
+            chunk = ep->lay.frag_bytes;
+        h.type = MT_FRAG;
+        h.len = (uint32_t)chunk;
+        h.tag = r->done_bytes;
+        h.aux = r->msgid;
+        if (!shmq_send(q, &ep->cached_head[d], &h, (const unsigned char *)r->buf + r->done_bytes,
+                       copy_shim))
+            return false;
+        r->done_bytes += chunk;
+    }
+    complete(ep, r, LOCUS_OK);
+    return true;
+}
+
+static void after_send(locus_shm_ep_t *ep, locus_shm_req_t *r)
+{
+    if (r->kind == RQ_SEND && r->state == RS_WAIT_FIN)
+        list_push(&ep->rndv, r);
+}
+
+/* Post now if the destination has nothing queued, else queue behind. */
+static void submit(locus_shm_ep_t *ep, locus_shm_req_t *r)
+{
+    shm_list_t *l = &ep->sendq[r->peer];
+    if (!l->head && try_send(ep, r)) {
+        after_send(ep, r);
+        return;
+    }
+    if (!l->head)
+        ep->nactive++;
+    list_push(l, r);
+}
+
+static locus_status_t send_ctrl(locus_shm_ep_t *ep, int dst, int type, uint64_t aux, int flags)
+{
+    if (ep->gone[dst])
+        return LOCUS_OK; /* it left; nobody waits for this */
+    locus_shm_req_t *c = req_new(ep, RQ_CTRL);
+    if (!c)
+        return locus_err(LOCUS_ERR_NO_MEMORY, "control message to rank %d: out of memory", dst);
+    c->peer = dst;
+    c->ctrl_type = (uint8_t)type;
+    c->ctrl_aux = aux;
+    c->proto = (uint8_t)flags;
+    submit(ep, c);
+    return LOCUS_OK;
+}
+
+static int progress_tx(locus_shm_ep_t *ep)
+{
+    int did = 0;
+    for (int d = 0; d < ep->size && ep->nactive; d++) {
+        shm_list_t *l = &ep->sendq[d];
+        while (l->head) {
+            locus_shm_req_t *r = l->head;
+            if (!try_send(ep, r))
+                break;
+            list_remove(l, r);
+            after_send(ep, r);
+            did++;
+            if (!l->head)
+                ep->nactive--;
+        }
+    }
+    return did;
+}
+
+/* ---------- receiving ---------- */
+
+static bool tag_match(const locus_shm_req_t *r, int src, uint64_t tag)
+{
+    return (r->peer == LOCUS_SHM_ANY_SOURCE || r->peer == src) &&
+           (r->tag == LOCUS_SHM_ANY_TAG || r->tag == tag);
+}
+
+static locus_shm_req_t *match_posted(locus_shm_ep_t *ep, int src, uint64_t tag)
+{
+    for (locus_shm_req_t *r = ep->posted.head; r; r = r->next)
+        if (tag_match(r, src, tag)) {
+            list_remove(&ep->posted, r);
+            return r;
+        }
+    return NULL;
+}
+
+static locus_status_t cma_read(pid_t pid, void *dst, uint64_t addr, size_t n, int *err)
+{
+    size_t done = 0;
+    while (done < n) {
+        struct iovec l = {(char *)dst + done, n - done};
+        struct iovec rm = {(void *)(uintptr_t)(addr + done), n - done};
+        ssize_t k = process_vm_readv(pid, &l, 1, &rm, 1, 0);
+        if (k <= 0) {
+            *err = k < 0 ? errno : EFAULT;
+            return LOCUS_ERR_SYSTEM;
+        }
+        done += (size_t)k;
+    }
+    return LOCUS_OK;
+}
+
+/* A matched rendezvous: single copy if we can, else ask for fragments. */
+static locus_status_t start_pull(locus_shm_ep_t *ep, locus_shm_req_t *r, int src, uint64_t tag,
+                                 uint64_t msgid, const shm_rts_t *rts)
+{
+    r->src = src;
+    r->tag = tag;
+    r->msg_len = rts->len;
+    r->msgid = msgid;
+    size_t n = rts->len < r->len ? rts->len : r->len;
+    locus_status_t fin = rts->len > r->len ? LOCUS_ERR_TRUNCATED : LOCUS_OK;
+    if (rts->kind == RTS_HEAP) {
+        uint64_t hb = ep->plan.heap_bytes;
+        if (!hb || rts->heap_off > hb || rts->len > hb - rts->heap_off)
+            return set_corrupt(ep, src, "heap offset outside the sender's shared heap");
+        const unsigned char *p = ep->base + ep->lay.heaps + (uint64_t)src * hb + rts->heap_off;
+        if (n)
+            shm_copy(r->buf, p, n, 2);
+        complete(ep, r, fin);
+        return send_ctrl(ep, src, MT_FIN, msgid, 0);
+    }
+    if (rts->kind == RTS_CMA && !ep->cma_bad[src]) {
+        int err = EPERM;
+        if (ep->cma_mode == 0 && (!n || cma_read(ep->pids[src], r->buf, rts->addr, n, &err) == LOCUS_OK)) {
+            complete(ep, r, fin);
+            return send_ctrl(ep, src, MT_FIN, msgid, 0);
+        }
+        if (err == ESRCH)
+            return shm_check_peers(ep);
+        if (err != EPERM && err != EACCES) {
+            complete(ep, r, LOCUS_ERR_CORRUPT);
+            return send_ctrl(ep, src, MT_FIN, msgid, 1);
+        }
+        ep->cma_bad[src] = true;
+        shm_note(ep, ep->cma_mode == 2
+                         ? "CMA refusal simulated (LOCUS_SHM_CMA=eperm): pipelined copy through the ring used"
+                         : "CMA (process_vm_readv) refused by the kernel (EPERM: ptrace restrictions): "
+                           "pipelined copy through the ring used");
+    }
+    r->state = RS_PULL;
+    r->done_bytes = 0;
+    list_push(&ep->pulls, r);
+    return send_ctrl(ep, src, MT_CTS_COPY, msgid, 0);
+}
+
+static locus_shm_req_t *find_by_msgid(shm_list_t *l, int peer, uint64_t msgid, bool recv)
+{
+    for (locus_shm_req_t *r = l->head; r; r = r->next)
+        if ((recv ? r->src : r->peer) == peer && r->msgid == msgid)
+            return r;
+    return NULL;
+}
+
+static locus_status_t on_eager(locus_shm_ep_t *ep, const shmq_hdr_t *h)
+{
+    shmq_t *q = &ep->q[ep->rank];
+    if (h->len > ep->plan.eager_bytes)
+        return set_corrupt(ep, h->src, "eager length above LOCUS_SHM_EAGER");
+    locus_shm_req_t *r = match_posted(ep, h->src, h->tag);
+    if (r) {
+        size_t n = h->len < r->len ? h->len : r->len;
+        shmq_read(q, &ep->rx, 0, r->buf, n, copy_shim);
+        r->src = h->src;
+        r->tag = h->tag;
+        r->msg_len = h->len;
+        complete(ep, r, h->len > r->len ? LOCUS_ERR_TRUNCATED : LOCUS_OK);
+        return LOCUS_OK;
+    }
+    shm_unexp_t *u = malloc(sizeof *u + h->len);
+    if (!u)
+        return locus_err(LOCUS_ERR_NO_MEMORY, "unexpected message of %u B: out of memory", h->len);
+    u->next = NULL;
+    u->src = h->src;
+    u->type = MT_EAGER;
+    u->tag = h->tag;
+    u->len = h->len;
+    shmq_read(q, &ep->rx, 0, u->data, h->len, copy_shim);
+    if (ep->unexp_tail)
+        ep->unexp_tail->next = u;
+    else
+        ep->unexp_head = u;
+    ep->unexp_tail = u;
+    return LOCUS_OK;
+}
+
+static locus_status_t on_rts(locus_shm_ep_t *ep, const shmq_hdr_t *h)
+{
+    shm_rts_t rts;
+    if (h->len != sizeof rts)
+        return set_corrupt(ep, h->src, "rendezvous descriptor of the wrong size");
+    shmq_read(&ep->q[ep->rank], &ep->rx, 0, &rts, sizeof rts, copy_shim);
+    if (rts.kind < RTS_CMA || rts.kind > RTS_COPY || rts.len == 0)
+        return set_corrupt(ep, h->src, "rendezvous descriptor with a bad kind or length 0");
+    locus_shm_req_t *r = match_posted(ep, h->src, h->tag);
+    if (r)
+        return start_pull(ep, r, h->src, h->tag, h->aux, &rts);
+    shm_unexp_t *u = malloc(sizeof *u);
+    if (!u)
+        return locus_err(LOCUS_ERR_NO_MEMORY, "unexpected rendezvous: out of memory");
+    u->next = NULL;
+    u->src = h->src;
+    u->type = MT_RTS;
+    u->tag = h->tag;
+    u->msgid = h->aux;
+    u->len = rts.len;
+    u->rts = rts;
+    if (ep->unexp_tail)
+        ep->unexp_tail->next = u;
+    else
+        ep->unexp_head = u;
+    ep->unexp_tail = u;
+    return LOCUS_OK;
+}
+
+static locus_status_t on_frag(locus_shm_ep_t *ep, const shmq_hdr_t *h)
+{
+    locus_shm_req_t *r = find_by_msgid(&ep->pulls, h->src, h->aux, true);
+    uint64_t off = h->tag;
+    if (!r || off != r->done_bytes || h->len == 0 || h->len > r->msg_len - off)
+        return set_corrupt(ep, h->src, "fragment outside the message it claims to belong to");
+    if (off < r->len) {
+        size_t n = r->len - off < h->len ? r->len - off : h->len;
+        shmq_read(&ep->q[ep->rank], &ep->rx, 0, (unsigned char *)r->buf + off, n, copy_shim);
+    }
+    r->done_bytes += h->len;
+    if (r->done_bytes == r->msg_len) {
+        list_remove(&ep->pulls, r);
+        complete(ep, r, r->msg_len > r->len ? LOCUS_ERR_TRUNCATED : LOCUS_OK);
+    }
+    return LOCUS_OK;
+}
+
+static locus_status_t on_message(locus_shm_ep_t *ep, const shmq_hdr_t *h)
+{
+    locus_shm_req_t *r;
+    switch (h->type) {
+    case MT_EAGER: return on_eager(ep, h);
+    case MT_RTS: return on_rts(ep, h);
+    case MT_FRAG: return on_frag(ep, h);
+    case MT_FIN:
+    case MT_CTS_COPY:
+        if (!(r = find_by_msgid(&ep->rndv, h->src, h->aux, false)))
+            return set_corrupt(ep, h->src, "reply to a rendezvous this process did not start");
+        list_remove(&ep->rndv, r);
+        if (h->type == MT_FIN) {
+            complete(ep, r, h->flags ? LOCUS_ERR_CORRUPT : LOCUS_OK);
+        } else {
+            r->state = RS_FRAGS;
+            r->done_bytes = 0;
+            submit(ep, r);
+        }
+        return LOCUS_OK;
+    default: return set_corrupt(ep, h->src, "unknown message type");
+    }
+}
+
+static int progress_rx(locus_shm_ep_t *ep)
+{
+    shmq_t *q = &ep->q[ep->rank];
+    int n = 0;
+    for (; n < 64; n++) {
+        bool corrupt;
+        const shmq_hdr_t *c = shmq_peek(q, &ep->rx, &corrupt);
+        if (!c)
+            break;
+        shmq_hdr_t h = *c; /* one read: the peer cannot change it under our checks */
+        if (corrupt || h.len > q->max_len || h.src >= ep->size || h.src == ep->rank) {
+            set_corrupt(ep, h.src, "header length or source out of range");
+            return n;
+        }
+        locus_status_t st = on_message(ep, &h);
+        if (ep->fatal)
+            return n;
+        (void)st;
+        shmq_consume(q, &ep->rx, h.len);
+    }
+    if (!n)
+        shmq_publish_head(q, &ep->rx);
+    return n;
+}
+
+/* ---------- public API ---------- */
+
+locus_status_t locus_shm_progress(locus_shm_ep_t *ep)
+{
+    if (!ep)
+        return locus_err(LOCUS_ERR_INVALID, "endpoint NULL: expected one from locus_shm_init");
+    if (ep->fatal)
+        return fatal_err(ep);
+    progress_rx(ep);
+    if (!ep->fatal && ep->nactive)
+        progress_tx(ep);
+    /* Liveness: a clock read every 1024 calls, a poll() of the pidfds every ms. */
+    if (!ep->fatal && (++ep->idle_spins & 1023) == 0) {
+        uint64_t now = shm_now_ns();
+        if (now >= ep->next_live_ns) {
+            ep->next_live_ns = now + 1000000;
+            if (shm_check_peers(ep) != LOCUS_OK)
+                fail_all(ep);
+        }
+    }
+    return ep->fatal ? fatal_err(ep) : LOCUS_OK;
+}
+
+static locus_status_t check_peer_arg(const locus_shm_ep_t *ep, int peer, bool any_ok, const char *what)
+{
+    if (!ep)
+        return locus_err(LOCUS_ERR_INVALID, "endpoint NULL: expected one from locus_shm_init");
+    if ((peer < 0 || peer >= ep->size) && !(any_ok && peer == LOCUS_SHM_ANY_SOURCE))
+        return locus_err(LOCUS_ERR_INVALID, "%s %d: expected 0..%d%s", what, peer, ep->size - 1,
+                         any_ok ? " or LOCUS_SHM_ANY_SOURCE" : "");
+    return LOCUS_OK;
+}
+
+locus_status_t locus_shm_isend(locus_shm_ep_t *ep, int dst, uint64_t tag, const void *buf,
+                               size_t len, locus_shm_req_t **req)
+{
+    locus_status_t st = check_peer_arg(ep, dst, false, "destination rank");
+    if (st)
+        return st;
+    if (!req || (!buf && len))
+        return locus_err(LOCUS_ERR_INVALID, "isend: %s is NULL", req ? "buffer" : "request pointer");
+    if (tag == LOCUS_SHM_ANY_TAG)
+        return locus_err(LOCUS_ERR_INVALID, "tag UINT64_MAX is LOCUS_SHM_ANY_TAG: expected a tag below it");
+    if (ep->fatal)
+        return fatal_err(ep);
+    if (ep->gone[dst] || dst == ep->rank)
+        return locus_err(dst == ep->rank ? LOCUS_ERR_INVALID : LOCUS_ERR_PEER_FAILED,
+                         "destination rank %d: %s", dst,
+                         dst == ep->rank ? "is this process (self sends are not supported)"
+                                         : "it finalized and left");
+    locus_shm_req_t *r = req_new(ep, RQ_SEND);
+    if (!r)
+        return locus_err(LOCUS_ERR_NO_MEMORY, "isend: out of memory for a request");
+    r->peer = dst;
+    r->tag = tag;
+    r->buf = (void *)buf;
+    r->len = len;
+    r->proto = len <= ep->plan.eager_bytes ? MT_EAGER : MT_RTS;
+    if (r->proto == MT_RTS)
+        r->msgid = ++ep->next_msgid;
+    submit(ep, r);
+    *req = r;
+    return LOCUS_OK;
+}
+
+locus_status_t locus_shm_irecv(locus_shm_ep_t *ep, int src, uint64_t tag, void *buf,
+                               size_t capacity, locus_shm_req_t **req)
+{
+    locus_status_t st = check_peer_arg(ep, src, true, "source rank");
+    if (st)
+        return st;
+    if (!req || (!buf && capacity))
+        return locus_err(LOCUS_ERR_INVALID, "irecv: %s is NULL", req ? "buffer" : "request pointer");
+    if (ep->fatal)
+        return fatal_err(ep);
+    locus_shm_req_t *r = req_new(ep, RQ_RECV);
+    if (!r)
+        return locus_err(LOCUS_ERR_NO_MEMORY, "irecv: out of memory for a request");
+    r->peer = src;
+    r->tag = tag;
+    r->buf = buf;
+    r->len = capacity;
+    *req = r;
+    shm_unexp_t *prev = NULL;
+    for (shm_unexp_t *u = ep->unexp_head; u; prev = u, u = u->next) {
+        if (!tag_match(r, u->src, u->tag))
+            continue;
+        if (prev)
+            prev->next = u->next;
+        else
+            ep->unexp_head = u->next;
+        if (ep->unexp_tail == u)
+            ep->unexp_tail = prev;
+        if (u->type == MT_EAGER) {
+            size_t n = u->len < capacity ? u->len : capacity;
+            if (n)
+                memcpy(buf, u->data, n);
+            r->src = u->src;
+            r->tag = u->tag;
+            r->msg_len = u->len;
+            complete(ep, r, u->len > capacity ? LOCUS_ERR_TRUNCATED : LOCUS_OK);
+            st = LOCUS_OK;
+        } else {
+            st = start_pull(ep, r, u->src, u->tag, u->msgid, &u->rts);
+        }
+        free(u);
+        return ep->fatal ? LOCUS_OK : st; /* a fatal error shows on the request */
+    }
+    r->state = RS_POSTED;
+    list_push(&ep->posted, r);
+    return LOCUS_OK;
+}
+
+locus_status_t locus_shm_test(locus_shm_ep_t *ep, locus_shm_req_t *req, bool *done,
+                              locus_shm_info_t *info)
+{
+    if (!ep || !req || !done)
+        return locus_err(LOCUS_ERR_INVALID, "test: %s is NULL",
+                         !ep ? "endpoint" : !req ? "request" : "done flag");
+    if (req->state != RS_DONE)
+        locus_shm_progress(ep);
+    if (req->state != RS_DONE) {
+        *done = false;
+        return LOCUS_OK;
+    }
+    *done = true;
+    locus_status_t st = req->status;
+    if (info) {
+        info->source = req->kind == RQ_RECV ? req->src : ep->rank;
+        info->tag = req->tag;
+        info->len = req->kind == RQ_RECV ? (req->msg_len < req->len ? req->msg_len : req->len) : req->len;
+        info->status = st;
+    }
+    int peer = req->peer, src = req->src;
+    size_t msg_len = req->msg_len, cap = req->len;
+    req_free(ep, req);
+    if (st == LOCUS_ERR_PEER_FAILED || st == LOCUS_ERR_CORRUPT)
+        return ep->fatal ? fatal_err(ep)
+                         : locus_err(st, "rank %d finalized and left before the operation completed",
+                                     peer);
+    if (st == LOCUS_ERR_TRUNCATED)
+        return locus_err(st, "message of %zu B from rank %d truncated to the %zu B buffer",
+                         msg_len, src, cap);
+    return st;
+}
+
+locus_status_t locus_shm_wait(locus_shm_ep_t *ep, locus_shm_req_t *req, locus_shm_info_t *info)
+{
+    bool done = false;
+    for (;;) {
+        locus_status_t st = locus_shm_test(ep, req, &done, info);
+        if (done || st != LOCUS_OK)
+            return st;
+        __builtin_ia32_pause();
+    }
+}
+
+locus_status_t locus_shm_send(locus_shm_ep_t *ep, int dst, uint64_t tag, const void *buf, size_t len)
+{
+    locus_shm_req_t *r;
+    locus_status_t st = locus_shm_isend(ep, dst, tag, buf, len, &r);
+    return st ? st : locus_shm_wait(ep, r, NULL);
+}
+
+locus_status_t locus_shm_recv(locus_shm_ep_t *ep, int src, uint64_t tag, void *buf,
+                              size_t capacity, locus_shm_info_t *info)
+{
+    locus_shm_req_t *r;
+    locus_status_t st = locus_shm_irecv(ep, src, tag, buf, capacity, &r);
+    return st ? st : locus_shm_wait(ep, r, info);
+}
+
+locus_status_t locus_shm_barrier(locus_shm_ep_t *ep)
+{
+    if (!ep)
+        return locus_err(LOCUS_ERR_INVALID, "endpoint NULL: expected one from locus_shm_init");
+    uint64_t g = ep->procs[ep->rank].barrier + 1;
+    __atomic_store_n(&ep->procs[ep->rank].barrier, g, __ATOMIC_RELEASE);
+    for (int r = 0; r < ep->size; r++) {
+        while (__atomic_load_n(&ep->procs[r].barrier, __ATOMIC_ACQUIRE) < g) {
+            locus_status_t st = locus_shm_progress(ep);
+            if (st)
+                return st;
+            if (ep->gone[r])
+                return locus_err(LOCUS_ERR_PEER_FAILED, "barrier: rank %d finalized and left", r);
+            __builtin_ia32_pause();
+        }
+    }
+    return LOCUS_OK;
+}

@@ -1,0 +1,174 @@
+/* The footprint model: the segment layout computed byte by byte. The segment
+ * is sized from this and nothing else, so `locus plan shm` is what gets mapped. */
+#include "shm/shm_internal.h"
+
+#include "core/config.h"
+#include "core/error.h"
+#include "core/validators.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+_Static_assert(sizeof(shm_seg_hdr_t) == SHM_HDR_BYTES, "segment header is 4 lines");
+_Static_assert(sizeof(shm_proc_t) == SHM_PROC_BYTES, "one line per process");
+_Static_assert(sizeof(shmq_hdr_t) == SHMQ_HDR, "queue header is half a cell");
+
+void locus_shm_opts_init(locus_shm_opts_t *opts)
+{
+    memset(opts, 0, sizeof *opts);
+    opts->rank = -1;
+}
+
+static uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+
+/* Default ring: 1 MiB per process, shrinking so the rings stay near 64 MiB
+ * per node, never below 64 KiB (N = 1024 -> 64 KiB, 67 MB per node). */
+static uint64_t auto_queue(int n)
+{
+    uint64_t q = 1u << 20;
+    while (q > (64u << 10) && q * (uint64_t)n > (64u << 20))
+        q >>= 1;
+    return q;
+}
+
+static locus_status_t read_size(locus_tun_id_t id, uint64_t *out)
+{
+    return locus_tun_size(id, out);
+}
+
+locus_status_t shm_plan_layout(int nprocs, const locus_shm_opts_t *opts, locus_shm_plan_t *plan,
+                               shm_layout_t *lay)
+{
+    if (nprocs < 1 || nprocs > 65536)
+        return locus_err(LOCUS_ERR_INVALID, "procs %d: expected 1..65536 local processes", nprocs);
+    uint64_t queue = opts ? opts->queue_bytes : 0, heap = opts ? opts->heap_bytes : 0;
+    uint64_t eager, frag;
+    locus_status_t st;
+    if (!queue && (st = read_size(LOCUS_TUN_SHM_QUEUE, &queue)))
+        return st;
+    if (!heap && (st = read_size(LOCUS_TUN_SHM_HEAP, &heap)))
+        return st;
+    if ((st = read_size(LOCUS_TUN_SHM_EAGER, &eager)) || (st = read_size(LOCUS_TUN_SHM_FRAG, &frag)))
+        return st;
+    if (!queue)
+        queue = auto_queue(nprocs);
+    if (queue < 4096 || (queue & (queue - 1)) || queue > (1ull << 34))
+        return locus_err(LOCUS_ERR_INVALID,
+                         "queue %" PRIu64 " bytes: expected a power of two in [4K, 16G]", queue);
+    uint64_t quarter = queue / 4 - SHMQ_HDR;
+    if (eager > quarter)
+        eager = quarter;
+    if (frag > quarter)
+        frag = quarter;
+    heap = round_up(heap, SHM_PAGE);
+
+    memset(plan, 0, sizeof *plan);
+    plan->nprocs = nprocs;
+    plan->queue_bytes = queue;
+    plan->eager_bytes = eager;
+    plan->heap_bytes = heap;
+    plan->control_bytes = SHM_HDR_BYTES + (uint64_t)nprocs * SHM_PROC_BYTES;
+    plan->queue_ctl_bytes = SHMQ_CTL_BYTES;
+    plan->per_process = SHM_PROC_BYTES + SHMQ_CTL_BYTES + queue + heap;
+    /* Final layout: [hdr][heaps (page aligned)][procs][queues]. */
+    uint64_t off = heap ? SHM_PAGE : SHM_HDR_BYTES; /* heaps page aligned */
+    lay->heaps = off;
+    off += (uint64_t)nprocs * heap;
+    lay->procs = off;
+    off += (uint64_t)nprocs * SHM_PROC_BYTES;
+    lay->queues = off;
+    lay->queue_stride = SHMQ_CTL_BYTES + queue;
+    off += (uint64_t)nprocs * lay->queue_stride;
+    plan->segment_bytes = round_up(off, SHM_PAGE);
+    if (heap)
+        plan->control_bytes += SHM_PAGE - SHM_HDR_BYTES; /* alignment gap before the heaps */
+    lay->ncells = (uint32_t)(queue / SHMQ_CELL);
+    lay->frag_bytes = frag;
+    uint64_t maxlen = eager > frag ? eager : frag;
+    if (maxlen < sizeof(shm_rts_t))
+        maxlen = sizeof(shm_rts_t);
+    lay->max_len = (uint32_t)maxlen;
+    /* Private bookkeeping per process: queue views, cached heads, send lists, flags. */
+    plan->private_per_process = sizeof(locus_shm_ep_t) +
+                                (uint64_t)nprocs * (sizeof(shmq_t) + sizeof(uint64_t) +
+                                                    sizeof(shm_list_t) + 2 * sizeof(bool) +
+                                                    sizeof(pid_t) + sizeof(struct pollfd));
+    return LOCUS_OK;
+}
+
+locus_status_t locus_shm_plan(int nprocs, const locus_shm_opts_t *opts, locus_shm_plan_t *out)
+{
+    shm_layout_t lay;
+    return shm_plan_layout(nprocs, opts, out, &lay);
+}
+
+locus_status_t locus_shm_plan_print(const locus_shm_plan_t *p, FILE *out, bool json)
+{
+    uint64_t n = (uint64_t)p->nprocs;
+    uint64_t pad = p->segment_bytes - p->control_bytes - n * (SHMQ_CTL_BYTES + p->queue_bytes + p->heap_bytes);
+    if (json) {
+        fprintf(out,
+                "{\"procs\": %d, \"queue_bytes\": %" PRIu64 ", \"eager_bytes\": %" PRIu64
+                ", \"heap_bytes\": %" PRIu64 ", \"control_bytes\": %" PRIu64
+                ", \"queues_bytes\": %" PRIu64 ", \"heaps_bytes\": %" PRIu64
+                ", \"padding_bytes\": %" PRIu64 ", \"per_process_bytes\": %" PRIu64
+                ", \"per_node_bytes\": %" PRIu64 ", \"private_per_process_bytes\": %" PRIu64 "}\n",
+                p->nprocs, p->queue_bytes, p->eager_bytes, p->heap_bytes, p->control_bytes,
+                n * (SHMQ_CTL_BYTES + p->queue_bytes), n * p->heap_bytes, pad, p->per_process,
+                p->segment_bytes, p->private_per_process);
+        return LOCUS_OK;
+    }
+    char a[32];
+    fprintf(out, "shm footprint for %d local processes (one segment per node)\n", p->nprocs);
+    fprintf(out, "  %-34s %14" PRIu64 " B  %s\n", "control (header + 64 B/process)",
+            p->control_bytes, locus_format_size(p->control_bytes, a, sizeof a));
+    fprintf(out, "  %-34s %14" PRIu64 " B  %s\n", "queues (128 B ctl + ring each)",
+            n * (SHMQ_CTL_BYTES + p->queue_bytes),
+            locus_format_size(n * (SHMQ_CTL_BYTES + p->queue_bytes), a, sizeof a));
+    fprintf(out, "  %-34s %14" PRIu64 " B  (ring is the eager buffer: messages <= %" PRIu64
+                 " B)\n", "  of which eager/inline cells", n * p->queue_bytes, p->eager_bytes);
+    fprintf(out, "  %-34s %14" PRIu64 " B  %s\n", "shared heaps", n * p->heap_bytes,
+            locus_format_size(n * p->heap_bytes, a, sizeof a));
+    fprintf(out, "  %-34s %14" PRIu64 " B\n", "page rounding", pad);
+    fprintf(out, "  %-34s %14" PRIu64 " B  %s\n", "per process", p->per_process,
+            locus_format_size(p->per_process, a, sizeof a));
+    fprintf(out, "  %-34s %14" PRIu64 " B  %s (%.1f MB)\n", "per node (segment, mapped)",
+            p->segment_bytes, locus_format_size(p->segment_bytes, a, sizeof a),
+            p->segment_bytes / 1e6);
+    fprintf(out, "  %-34s %14" PRIu64 " B  (not shared)\n", "private bookkeeping per process",
+            p->private_per_process);
+    return LOCUS_OK;
+}
+
+locus_status_t locus_shm_validate_job(const char *v)
+{
+    size_t n = v ? strlen(v) : 0;
+    if (n == 0)
+        return LOCUS_OK; /* unset: derived from the launcher */
+    if (n > 48)
+        return locus_err(LOCUS_ERR_INVALID, "'%s': expected 1-48 characters from [A-Za-z0-9_.-]", v);
+    for (size_t i = 0; i < n; i++) {
+        char c = v[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == '.' || c == '-'))
+            return locus_err(LOCUS_ERR_INVALID,
+                             "'%s': character '%c' not allowed; expected 1-48 characters from "
+                             "[A-Za-z0-9_.-]", v, c);
+    }
+    return LOCUS_OK;
+}
+
+locus_status_t locus_shm_segment_name(const char *job, char *buf, size_t len)
+{
+    locus_status_t st = locus_shm_validate_job(job);
+    if (st)
+        return st;
+    if (!job || !*job)
+        return locus_err(LOCUS_ERR_INVALID, "job '': expected 1-48 characters from [A-Za-z0-9_.-]");
+    int n = snprintf(buf, len, "/locus-%u-%s", (unsigned)getuid(), job);
+    if (n < 0 || (size_t)n >= len)
+        return locus_err(LOCUS_ERR_RANGE, "segment name buffer of %zu bytes too small", len);
+    return LOCUS_OK;
+}

@@ -1,0 +1,386 @@
+/* Segment bootstrap: who am I, create/attach the node segment, unlink it once
+ * everybody is in, and peer liveness. */
+#include "shm/shm_internal.h"
+
+#include "core/config.h"
+#include "core/error.h"
+#include "core/validators.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+uint64_t shm_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void shm_note(locus_shm_ep_t *ep, const char *msg)
+{
+    if (strstr(ep->notes, msg))
+        return;
+    size_t n = strlen(ep->notes);
+    snprintf(ep->notes + n, sizeof ep->notes - n, "%s\n", msg);
+}
+
+/* Job ids from other launchers may hold any character: keep [A-Za-z0-9_.-]. */
+static void sanitize_job(const char *in, char *out, size_t len)
+{
+    size_t j = 0;
+    for (size_t i = 0; in[i] && j + 1 < len && j < 48; i++) {
+        char c = in[i];
+        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                  c == '_' || c == '.' || c == '-';
+        out[j++] = ok ? c : '_';
+    }
+    out[j] = '\0';
+}
+
+static locus_status_t env_int(const char *name, int lo, int hi, int *out)
+{
+    const char *v = getenv(name);
+    int64_t x;
+    if (locus_parse_int(v, lo, hi, &x) != LOCUS_OK) {
+        char msg[300];
+        snprintf(msg, sizeof msg, "%s", locus_last_error());
+        return locus_err(LOCUS_ERR_INVALID, "%s=%s", name, msg);
+    }
+    *out = (int)x;
+    return LOCUS_OK;
+}
+
+locus_status_t shm_bootstrap_ids(const locus_shm_opts_t *opts, int *rank, int *size, char *job,
+                                 size_t joblen)
+{
+    locus_status_t st;
+    int64_t v;
+    const char *ompi_rank = getenv("OMPI_COMM_WORLD_LOCAL_RANK");
+    const char *ompi_size = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+    bool ours = locus_tun_is_set(LOCUS_TUN_SIZE) || locus_tun_is_set(LOCUS_TUN_RANK);
+    if (ours || !ompi_rank || !ompi_size) {
+        if ((st = locus_tun_int(LOCUS_TUN_RANK, &v)))
+            return st;
+        *rank = (int)v;
+        if ((st = locus_tun_int(LOCUS_TUN_SIZE, &v)))
+            return st;
+        *size = (int)v;
+        const char *j;
+        if ((st = locus_tun_string(LOCUS_TUN_JOB, &j)))
+            return st;
+        if (*j)
+            snprintf(job, joblen, "%s", j);
+        else if (*size == 1)
+            snprintf(job, joblen, "solo-%d", (int)getpid()); /* a singleton: private name */
+        else
+            return locus_err(LOCUS_ERR_INVALID, "LOCUS_SIZE=%d but LOCUS_JOB is unset: start the "
+                             "processes with `locus run -n N` or mpirun", *size);
+    } else {
+        if ((st = env_int("OMPI_COMM_WORLD_LOCAL_SIZE", 1, 65536, size)) ||
+            (st = env_int("OMPI_COMM_WORLD_LOCAL_RANK", 0, 65535, rank)))
+            return st;
+        const char *ns = getenv("PMIX_NAMESPACE");
+        if (!ns || !*ns)
+            ns = getenv("OMPI_MCA_orte_ess_jobid");
+        if (!ns || !*ns)
+            return locus_err(LOCUS_ERR_INVALID, "Open MPI environment without PMIX_NAMESPACE or "
+                             "OMPI_MCA_orte_ess_jobid: cannot name the job's segment");
+        char clean[64];
+        sanitize_job(ns, clean, sizeof clean);
+        snprintf(job, joblen, "mpi-%s", clean);
+    }
+    if (opts && opts->size > 0)
+        *size = opts->size;
+    if (opts && opts->rank >= 0)
+        *rank = opts->rank;
+    if (opts && opts->job) {
+        if ((st = locus_shm_validate_job(opts->job)))
+            return st;
+        snprintf(job, joblen, "%s", opts->job);
+    }
+    if (*rank < 0 || *rank >= *size)
+        return locus_err(LOCUS_ERR_INVALID, "rank %d: expected 0..%d (size %d)", *rank, *size - 1,
+                         *size);
+    return LOCUS_OK;
+}
+
+static bool pid_alive(pid_t pid) { return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM); }
+
+static void sleep_us(long us)
+{
+    struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
+    nanosleep(&ts, NULL);
+}
+
+static locus_status_t check_space(uint64_t need)
+{
+    struct statvfs sv;
+    if (statvfs("/dev/shm", &sv) != 0)
+        return locus_err_errno(LOCUS_ERR_SYSTEM, errno, "statvfs(/dev/shm)");
+    uint64_t avail = (uint64_t)sv.f_bavail * sv.f_frsize;
+    if (avail < need) {
+        char a[32], b[32];
+        return locus_err(LOCUS_ERR_NO_SPACE,
+                         "the shm segment needs %s (%" PRIu64 " B) but /dev/shm has %s free: "
+                         "enlarge /dev/shm (e.g. docker --shm-size) or lower LOCUS_SHM_QUEUE / "
+                         "LOCUS_SHM_HEAP (see `locus plan shm`)",
+                         locus_format_size(need, a, sizeof a), need,
+                         locus_format_size(avail, b, sizeof b));
+    }
+    return LOCUS_OK;
+}
+
+static locus_status_t create_segment(locus_shm_ep_t *ep, int *fd_out)
+{
+    uint64_t bytes = ep->plan.segment_bytes;
+    locus_status_t st = check_space(bytes);
+    if (st)
+        return st;
+    int fd = -1;
+    for (int attempt = 0; attempt < 2 && fd < 0; attempt++) {
+        fd = shm_open(ep->name, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
+        if (fd >= 0 || errno != EEXIST)
+            break;
+        /* A leftover of a crashed job with the same id: remove it if its creator is gone. */
+        int old = shm_open(ep->name, O_RDONLY | O_CLOEXEC, 0);
+        shm_seg_hdr_t h = {0};
+        bool stale = old >= 0 && pread(old, &h, sizeof h, 0) == (ssize_t)sizeof h &&
+                     h.magic == SHM_MAGIC && !pid_alive((pid_t)h.creator_pid);
+        if (old >= 0)
+            close(old);
+        if (!stale)
+            return locus_err(LOCUS_ERR_BUSY, "shm segment %s exists and its creator is alive: job "
+                             "id reused? (LOCUS_JOB must be unique per job)", ep->name);
+        shm_unlink(ep->name);
+    }
+    if (fd < 0)
+        return locus_err_errno(LOCUS_ERR_SYSTEM, errno, "shm_open(%s, O_CREAT|O_EXCL, 0600)", ep->name);
+    /* Reserve the pages now: a full /dev/shm fails here, not as SIGBUS later. */
+    int err = posix_fallocate(fd, 0, (off_t)bytes);
+    if (err) {
+        close(fd);
+        shm_unlink(ep->name);
+        char a[32];
+        if (err == ENOSPC)
+            return locus_err(LOCUS_ERR_NO_SPACE, "/dev/shm cannot hold the %s shm segment "
+                             "(%" PRIu64 " B): enlarge /dev/shm or lower LOCUS_SHM_QUEUE/LOCUS_SHM_HEAP",
+                             locus_format_size(bytes, a, sizeof a), bytes);
+        return locus_err_errno(LOCUS_ERR_SYSTEM, err, "fallocate(%s, %" PRIu64 ")", ep->name, bytes);
+    }
+    *fd_out = fd;
+    return LOCUS_OK;
+}
+
+static locus_status_t open_segment(locus_shm_ep_t *ep, double timeout_s, int *fd_out)
+{
+    uint64_t deadline = shm_now_ns() + (uint64_t)(timeout_s * 1e9);
+    for (long us = 50;; us = us < 2000 ? us * 2 : us) {
+        int fd = shm_open(ep->name, O_RDWR | O_CLOEXEC, 0);
+        if (fd >= 0) {
+            struct stat sb;
+            if (fstat(fd, &sb) == 0 && (uint64_t)sb.st_size == ep->plan.segment_bytes) {
+                *fd_out = fd;
+                return LOCUS_OK;
+            }
+            if (fstat(fd, &sb) == 0 && sb.st_size > 0 && (uint64_t)sb.st_size != ep->plan.segment_bytes) {
+                close(fd);
+                return locus_err(LOCUS_ERR_INVALID,
+                                 "shm segment %s is %lld B but this process plans %" PRIu64
+                                 " B for %d processes: LOCUS_SHM_* settings differ between processes?",
+                                 ep->name, (long long)sb.st_size, ep->plan.segment_bytes, ep->size);
+            }
+            close(fd);
+        } else if (errno != ENOENT) {
+            return locus_err_errno(LOCUS_ERR_SYSTEM, errno, "shm_open(%s)", ep->name);
+        }
+        if (shm_now_ns() > deadline)
+            return locus_err(LOCUS_ERR_TIMEOUT, "rank 0 did not create shm segment %s within %.1f s "
+                             "(LOCUS_SHM_TIMEOUT)", ep->name, timeout_s);
+        sleep_us(us);
+    }
+}
+
+static int my_l3(int cpu)
+{
+    char path[128];
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/cache/index3/id", cpu);
+    FILE *f = fopen(path, "r");
+    int id = -1;
+    if (f) {
+        if (fscanf(f, "%d", &id) != 1)
+            id = -1;
+        fclose(f);
+    }
+    return id;
+}
+
+/* Everyone waits until all attached; the last one in unlinks the name. */
+static locus_status_t wait_attached(locus_shm_ep_t *ep, double timeout_s)
+{
+    uint64_t deadline = shm_now_ns() + (uint64_t)(timeout_s * 1e9);
+    uint32_t n = (uint32_t)ep->size;
+    while (__atomic_load_n(&ep->hdr->attached, __ATOMIC_ACQUIRE) < n) {
+        for (int r = 0; r < ep->size; r++) {
+            pid_t p = __atomic_load_n(&ep->procs[r].pid, __ATOMIC_ACQUIRE);
+            if (p && !pid_alive(p)) {
+                shm_unlink(ep->name);
+                return locus_err(LOCUS_ERR_PEER_FAILED, "rank %d (pid %d) died while the job "
+                                 "attached to %s", r, (int)p, ep->name);
+            }
+        }
+        if (shm_now_ns() > deadline) {
+            shm_unlink(ep->name);
+            return locus_err(LOCUS_ERR_TIMEOUT, "only %u of %u processes attached to %s within "
+                             "%.1f s (LOCUS_SHM_TIMEOUT)",
+                             __atomic_load_n(&ep->hdr->attached, __ATOMIC_ACQUIRE), n, ep->name,
+                             timeout_s);
+        }
+        sleep_us(100);
+    }
+    return LOCUS_OK;
+}
+
+static locus_status_t verify_header(locus_shm_ep_t *ep)
+{
+    const shm_seg_hdr_t *h = ep->hdr;
+    if (h->magic != SHM_MAGIC || h->version != SHM_VERSION)
+        return locus_err(LOCUS_ERR_CORRUPT, "%s: not a locus shm segment (magic %#" PRIx64 ")",
+                         ep->name, h->magic);
+    if (h->nprocs != (uint32_t)ep->size || h->segment_bytes != ep->plan.segment_bytes ||
+        h->queue_bytes != ep->plan.queue_bytes || h->heap_bytes != ep->plan.heap_bytes ||
+        h->max_len != ep->lay.max_len)
+        return locus_err(LOCUS_ERR_INVALID,
+                         "%s: rank 0 planned %u processes, queue %" PRIu64 " B, heap %" PRIu64
+                         " B; this process %d, %" PRIu64 " B, %" PRIu64
+                         " B: LOCUS_SIZE/LOCUS_SHM_* differ between processes",
+                         ep->name, h->nprocs, h->queue_bytes, h->heap_bytes, ep->size,
+                         ep->plan.queue_bytes, ep->plan.heap_bytes);
+    return LOCUS_OK;
+}
+
+locus_status_t shm_segment_attach(locus_shm_ep_t *ep, const locus_shm_opts_t *opts)
+{
+    double timeout_s;
+    locus_status_t st = locus_tun_double(LOCUS_TUN_SHM_TIMEOUT, &timeout_s);
+    if (st)
+        return st;
+    int fd = -1;
+    st = ep->rank == 0 ? create_segment(ep, &fd) : open_segment(ep, timeout_s, &fd);
+    if (st)
+        return st;
+    void *m = mmap(NULL, ep->plan.segment_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    int merr = errno;
+    close(fd);
+    if (m == MAP_FAILED) {
+        if (ep->rank == 0)
+            shm_unlink(ep->name);
+        return locus_err_errno(LOCUS_ERR_NO_MEMORY, merr, "mmap(%s, %" PRIu64 ")", ep->name,
+                               ep->plan.segment_bytes);
+    }
+    ep->base = m;
+    ep->map_bytes = ep->plan.segment_bytes;
+    ep->hdr = (shm_seg_hdr_t *)m;
+    ep->procs = (shm_proc_t *)(ep->base + ep->lay.procs);
+    if (ep->rank == 0) {
+        /* The file is fresh zeroes: rings need no formatting. */
+        shm_seg_hdr_t *h = ep->hdr;
+        h->magic = SHM_MAGIC;
+        h->version = SHM_VERSION;
+        h->nprocs = (uint32_t)ep->size;
+        h->segment_bytes = ep->plan.segment_bytes;
+        h->queue_bytes = ep->plan.queue_bytes;
+        h->heap_bytes = ep->plan.heap_bytes;
+        h->eager_bytes = ep->plan.eager_bytes;
+        h->max_len = ep->lay.max_len;
+        h->creator_pid = (uint32_t)getpid();
+        __atomic_store_n(&h->ready, 1, __ATOMIC_RELEASE);
+    } else {
+        uint64_t deadline = shm_now_ns() + (uint64_t)(timeout_s * 1e9);
+        while (!__atomic_load_n(&ep->hdr->ready, __ATOMIC_ACQUIRE)) {
+            if (shm_now_ns() > deadline || (ep->hdr->creator_pid && !pid_alive((pid_t)ep->hdr->creator_pid))) {
+                shm_segment_detach(ep);
+                return locus_err(LOCUS_ERR_TIMEOUT, "%s: rank 0 never finished setting it up", ep->name);
+            }
+            sleep_us(50);
+        }
+        if ((st = verify_header(ep))) {
+            shm_segment_detach(ep);
+            return st;
+        }
+    }
+    /* First touch of my own ring and heap by me: their pages land on my node. */
+    unsigned char *myq = ep->base + ep->lay.queues + (uint64_t)ep->rank * ep->lay.queue_stride;
+    madvise(myq, ep->lay.queue_stride, 23 /* MADV_POPULATE_WRITE */);
+    shm_proc_t *me = &ep->procs[ep->rank];
+    int cpu = sched_getcpu();
+    me->cpu = cpu;
+    me->l3 = cpu >= 0 ? my_l3(cpu) : -1;
+    __atomic_store_n(&me->state, PROC_ALIVE, __ATOMIC_RELEASE);
+    __atomic_store_n(&me->pid, (int32_t)getpid(), __ATOMIC_RELEASE);
+    uint32_t now = __atomic_add_fetch(&ep->hdr->attached, 1, __ATOMIC_ACQ_REL);
+    if (now == (uint32_t)ep->size) {
+        shm_unlink(ep->name); /* everybody is in: nothing can leak from here on */
+        __atomic_store_n(&ep->hdr->unlinked, 1, __ATOMIC_RELEASE);
+    }
+    if ((st = wait_attached(ep, timeout_s))) {
+        shm_segment_detach(ep);
+        return st;
+    }
+    (void)opts;
+    return LOCUS_OK;
+}
+
+void shm_segment_detach(locus_shm_ep_t *ep)
+{
+    if (ep->base)
+        munmap(ep->base, ep->map_bytes);
+    ep->base = NULL;
+}
+
+locus_status_t shm_check_peers(locus_shm_ep_t *ep)
+{
+    if (ep->fatal)
+        return ep->fatal;
+    int n = ep->size;
+    bool any = false;
+    for (int r = 0; r < n; r++)
+        ep->pfds[r].revents = 0;
+    if (poll(ep->pfds, (nfds_t)n, 0) > 0)
+        any = true;
+    for (int r = 0; r < n; r++) {
+        if (r == ep->rank || ep->gone[r])
+            continue;
+        bool dead;
+        if (ep->pfds[r].fd >= 0)
+            dead = any && (ep->pfds[r].revents & (POLLIN | POLLHUP | POLLERR));
+        else
+            dead = !pid_alive(ep->pids[r]);
+        if (!dead)
+            continue;
+        if (__atomic_load_n(&ep->procs[r].state, __ATOMIC_ACQUIRE) == PROC_FINALIZED) {
+            ep->gone[r] = true; /* left cleanly; only operations aimed at it fail */
+            if (ep->pfds[r].fd >= 0)
+                close(ep->pfds[r].fd);
+            ep->pfds[r].fd = -1;
+            shm_fail_peer_ops(ep, r);
+            continue;
+        }
+        ep->fatal = LOCUS_ERR_PEER_FAILED;
+        snprintf(ep->fatal_msg, sizeof ep->fatal_msg,
+                 "rank %d (pid %d) died without locus_shm_finalize", r, (int)ep->pids[r]);
+        return locus_err(ep->fatal, "%s", ep->fatal_msg);
+    }
+    return LOCUS_OK;
+}

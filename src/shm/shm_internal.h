@@ -1,0 +1,143 @@
+/* shm internals: segment layout, endpoint and request state. */
+#ifndef LOCUS_SHM_INTERNAL_H
+#define LOCUS_SHM_INTERNAL_H
+
+#include <locus/shm.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "shm/queue.h"
+
+#define SHM_MAGIC 0x316d68737375636cULL /* "locusshm1" */
+#define SHM_VERSION 1u
+#define SHM_HDR_BYTES 256u
+#define SHM_PROC_BYTES 64u
+#define SHM_PAGE 4096u
+
+/* Segment header (shared). Line 0 is written by the creator before `ready`;
+ * `ready` and `attached` live on their own lines. */
+typedef struct shm_seg_hdr {
+    uint64_t magic;
+    uint32_t version, nprocs;
+    uint64_t segment_bytes, queue_bytes, heap_bytes, eager_bytes;
+    uint32_t max_len, creator_pid;
+    uint64_t _pad0[1];
+    uint32_t ready; uint32_t _pad1[15];
+    uint32_t attached; uint32_t _pad2[15];
+    uint32_t unlinked; uint32_t _pad3[15];
+} shm_seg_hdr_t;
+
+enum { PROC_EMPTY = 0, PROC_ALIVE = 1, PROC_FINALIZED = 2 };
+
+/* One line per process, written by its owner. */
+typedef struct shm_proc {
+    int32_t pid;
+    uint32_t state;
+    int32_t cpu, l3;
+    uint64_t barrier;
+    uint64_t _pad[5];
+} shm_proc_t;
+
+/* Byte offsets inside the segment (derived from the plan). */
+typedef struct shm_layout {
+    uint64_t procs, queues, heaps, queue_stride;
+    uint32_t ncells, max_len;
+    uint64_t frag_bytes;
+} shm_layout_t;
+
+locus_status_t shm_plan_layout(int nprocs, const locus_shm_opts_t *opts, locus_shm_plan_t *plan,
+                               shm_layout_t *lay);
+
+/* Copy shim: every payload copy of the module goes through here. dir 0 =
+ * copy-in to shared memory, 1 = copy-out of it, 2 = single copy. */
+void shm_copy(void *dst, const void *src, size_t n, int dir);
+void shm_copy_set_hints(bool cross_l3);
+
+/* Messages. */
+enum { MT_EAGER = 1, MT_RTS = 2, MT_FIN = 3, MT_CTS_COPY = 4, MT_FRAG = 5 };
+enum { RTS_CMA = 1, RTS_HEAP = 2, RTS_COPY = 3 };
+typedef struct shm_rts {
+    uint64_t len, addr, heap_off;
+    uint32_t kind, _pad;
+} shm_rts_t;
+
+enum { RQ_SEND = 1, RQ_RECV = 2, RQ_CTRL = 3 };
+enum { RS_QUEUED = 0, RS_WAIT_FIN, RS_FRAGS, RS_PULL, RS_POSTED, RS_DONE };
+
+struct locus_shm_req {
+    uint8_t kind, state, proto, ctrl_type;
+    locus_status_t status;
+    int peer;             /* destination / wanted source (may be ANY) */
+    uint64_t tag;
+    void *buf;
+    size_t len;           /* send length / receive capacity */
+    size_t msg_len;       /* receive: the message's length */
+    size_t done_bytes;    /* fragments sent / received */
+    int src;              /* receive: actual source */
+    uint64_t msgid;       /* rendezvous id (sender's) */
+    uint64_t ctrl_aux;
+    struct locus_shm_req *next, *prev;
+};
+
+typedef struct shm_list { locus_shm_req_t *head, *tail; } shm_list_t;
+
+typedef struct shm_unexp {
+    struct shm_unexp *next;
+    int src;
+    uint8_t type;
+    uint64_t tag, msgid;
+    size_t len;
+    shm_rts_t rts;
+    unsigned char data[]; /* eager payload */
+} shm_unexp_t;
+
+typedef struct shm_heap_blk { uint64_t off, size; bool used; } shm_heap_blk_t;
+
+struct locus_shm_ep {
+    int rank, size;
+    char name[96];
+    unsigned char *base;
+    uint64_t map_bytes;
+    locus_shm_plan_t plan;
+    shm_layout_t lay;
+    shm_seg_hdr_t *hdr;
+    shm_proc_t *procs;
+    shmq_t *q;              /* every process's ring */
+    shmq_rx_t rx;           /* my ring's reader state */
+    uint64_t *cached_head;  /* per destination */
+    shm_list_t *sendq;      /* per destination, FIFO */
+    int nactive;            /* destinations with a non-empty sendq */
+    shm_list_t posted, rndv, pulls;
+    shm_unexp_t *unexp_head, *unexp_tail;
+    locus_shm_req_t *free_reqs;
+    uint64_t next_msgid;
+    int cma_mode;           /* 0 auto, 1 off, 2 eperm (simulate refusal) */
+    bool *cma_bad;          /* per source: the kernel refused */
+    bool *gone;             /* per peer: exited after finalize */
+    pid_t *pids;
+    struct pollfd *pfds;    /* pidfds of the peers (-1 when unavailable) */
+    uint32_t idle_spins;
+    uint64_t next_live_ns;
+    locus_status_t fatal;   /* PEER_FAILED / CORRUPT once broken */
+    char fatal_msg[256];
+    char notes[512];
+    shm_heap_blk_t *blks;
+    int nblks, cap_blks;
+    unsigned char *my_heap;
+};
+
+/* Segment bootstrap (seg.c). */
+locus_status_t shm_bootstrap_ids(const locus_shm_opts_t *opts, int *rank, int *size, char *job,
+                                 size_t joblen);
+locus_status_t shm_segment_attach(locus_shm_ep_t *ep, const locus_shm_opts_t *opts);
+void shm_segment_detach(locus_shm_ep_t *ep);
+/* Check peers' liveness; sets ep->fatal and returns PEER_FAILED if one died. */
+locus_status_t shm_check_peers(locus_shm_ep_t *ep);
+uint64_t shm_now_ns(void);
+/* Fail the sends aimed at a peer that left (ep.c). */
+void shm_fail_peer_ops(locus_shm_ep_t *ep, int peer);
+void shm_note(locus_shm_ep_t *ep, const char *msg);
+
+#endif

@@ -1,0 +1,267 @@
+/* locus bench pingpong|bw|msgrate: OSU-style shm benchmarks between ranks 0
+ * and 1 of `locus run -n 2 --bind core -- locus bench <what>` (or mpirun).
+ * Every figure is the median of --reps repetitions. --json prints a list of
+ * {size, lat_us, mbps, msgps}: pingpong gives one-way latency (mbps = size /
+ * latency), bw and msgrate stream windows of --window non-blocking sends. */
+#include "cli.h"
+
+#include <locus/locus.h>
+
+#include "core/config.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+enum { PINGPONG, BW, MSGRATE };
+
+typedef struct {
+    int what;
+    size_t sizes[64];
+    int nsizes;
+    int reps, window;
+    bool json, heap;
+    const char *name;
+} bench_opts_t;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void usage(const char *name, FILE *out)
+{
+    fprintf(out,
+            "usage: locus run -n 2 --bind core -- locus bench %s [--sizes LIST | --min S --max S]\n"
+            "         [--reps R] [--window W] [--mem heap|private] [--json]\n"
+            "  --sizes  comma-separated sizes (K/M suffixes); default powers of two from\n"
+            "           %s to %s\n"
+            "  --mem    heap: buffers from locus_shm_alloc (large messages: one plain copy from\n"
+            "           the peer's mapping); private: malloc buffers (CMA or pipelined copy)\n"
+            "  --reps   repetitions, the median is reported (default 7)\n"
+            "  --window sends in flight for bw/msgrate (default 64)\n",
+            name, strcmp(name, "pingpong") ? "8" : "0", strcmp(name, "msgrate") ? "4M" : "64K");
+}
+
+static int parse_args(int argc, char **argv, bench_opts_t *o)
+{
+    uint64_t lo = o->what == PINGPONG ? 0 : 8, hi = o->what == MSGRATE ? 64u << 10 : 4u << 20;
+    bool list = false;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        int64_t x;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(o->name, stdout);
+            return 0;
+        } else if (!strcmp(a, "--json")) {
+            o->json = true;
+        } else if (!strcmp(a, "--sizes") && v) {
+            char buf[512];
+            snprintf(buf, sizeof buf, "%s", v);
+            o->nsizes = 0;
+            for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) {
+                uint64_t s;
+                if (locus_parse_size(t, &s) || s > (1u << 30) || o->nsizes == 64)
+                    return cli_usage_error("bench", "--sizes '%s': expected up to 64 sizes <= 1G, "
+                                           "e.g. 8,1K,64K", v);
+                o->sizes[o->nsizes++] = s;
+            }
+            list = true;
+            i++;
+        } else if ((!strcmp(a, "--min") || !strcmp(a, "--max")) && v) {
+            uint64_t s;
+            if (locus_parse_size(v, &s) || s > (1u << 30))
+                return cli_usage_error("bench", "%s '%s': expected a size <= 1G", a, v);
+            *(a[2] == 'm' && a[3] == 'i' ? &lo : &hi) = s;
+            i++;
+        } else if (!strcmp(a, "--reps") && v) {
+            if (locus_parse_int(v, 1, 1000, &x))
+                return cli_usage_error("bench", "--reps %s", locus_last_error());
+            o->reps = (int)x;
+            i++;
+        } else if (!strcmp(a, "--window") && v) {
+            if (locus_parse_int(v, 1, 4096, &x))
+                return cli_usage_error("bench", "--window %s", locus_last_error());
+            o->window = (int)x;
+            i++;
+        } else if (!strcmp(a, "--mem") && v) {
+            int c;
+            if (locus_parse_choice(v, "heap|private", &c))
+                return cli_usage_error("bench", "--mem %s", locus_last_error());
+            o->heap = c == 0;
+            i++;
+        } else {
+            return cli_usage_error("bench", "%s: unknown option '%s' (locus bench %s --help)",
+                                   o->name, a, o->name);
+        }
+    }
+    if (!list) {
+        o->nsizes = 0;
+        if (lo == 0)
+            o->sizes[o->nsizes++] = 0;
+        for (uint64_t s = lo ? lo : 1; s <= hi && o->nsizes < 64; s *= 2)
+            o->sizes[o->nsizes++] = s;
+    }
+    return -1;
+}
+
+/* Iterations per repetition: ~4 ms of traffic at the machine's speed. */
+static int iters_for(const bench_opts_t *o, size_t size)
+{
+    double per = o->what == PINGPONG ? 0.3e-6 + size / 10e9 : o->window * (0.05e-6 + size / 20e9);
+    int it = (int)(4e-3 / per);
+    return it < 10 ? 10 : it > 20000 ? 20000 : it;
+}
+
+#define CHECK(x)                                                                                   \
+    do {                                                                                           \
+        locus_status_t st_ = (x);                                                                  \
+        if (st_) {                                                                                 \
+            cli_fail("bench", st_);                                                                \
+            return -1;                                                                             \
+        }                                                                                          \
+    } while (0)
+
+static double run_pingpong(locus_shm_ep_t *ep, void *sb, void *rb, size_t size, int iters)
+{
+    int me = locus_shm_rank(ep), peer = 1 - me;
+    double t0 = now_s();
+    for (int i = 0; i < iters; i++) {
+        if (me == 0) {
+            CHECK(locus_shm_send(ep, peer, 1, sb, size));
+            CHECK(locus_shm_recv(ep, peer, 1, rb, size, NULL));
+        } else {
+            CHECK(locus_shm_recv(ep, peer, 1, rb, size, NULL));
+            CHECK(locus_shm_send(ep, peer, 1, sb, size));
+        }
+    }
+    return now_s() - t0;
+}
+
+static double run_window(locus_shm_ep_t *ep, void *sb, void *rb, size_t size, int iters, int w,
+                         locus_shm_req_t **reqs)
+{
+    int me = locus_shm_rank(ep), peer = 1 - me;
+    char ack[4] = {0};
+    double t0 = now_s();
+    for (int i = 0; i < iters; i++) {
+        for (int k = 0; k < w; k++) {
+            if (me == 0)
+                CHECK(locus_shm_isend(ep, peer, 2, sb, size, &reqs[k]));
+            else
+                CHECK(locus_shm_irecv(ep, peer, 2, rb, size, &reqs[k]));
+        }
+        for (int k = 0; k < w; k++)
+            CHECK(locus_shm_wait(ep, reqs[k], NULL));
+        if (me == 0)
+            CHECK(locus_shm_recv(ep, peer, 3, ack, sizeof ack, NULL));
+        else
+            CHECK(locus_shm_send(ep, peer, 3, ack, sizeof ack));
+    }
+    return now_s() - t0;
+}
+
+static int bench_main(int argc, char **argv, int what)
+{
+    bench_opts_t o = {.what = what, .reps = 7, .window = 64, .heap = true, .name = argv[0]};
+    int rc = parse_args(argc, argv, &o);
+    if (rc >= 0)
+        return rc;
+    size_t maxs = 0;
+    for (int i = 0; i < o.nsizes; i++)
+        maxs = o.sizes[i] > maxs ? o.sizes[i] : maxs;
+    locus_shm_opts_t so;
+    locus_shm_opts_init(&so);
+    if (o.heap)
+        so.heap_bytes = 2 * ((maxs + 4095) & ~(size_t)4095) + 8192;
+    locus_shm_ep_t *ep;
+    locus_status_t st = locus_shm_init(&so, &ep);
+    if (st)
+        return cli_fail("bench", st);
+    if (locus_shm_size(ep) != 2) {
+        locus_shm_finalize(ep);
+        return cli_usage_error("bench", "%s needs exactly 2 processes, got %d: run it as `locus run "
+                               "-n 2 --bind core -- locus bench %s`", o.name, locus_shm_size(ep), o.name);
+    }
+    int me = locus_shm_rank(ep);
+    size_t alloc = maxs ? maxs : 1;
+    unsigned char *sb = o.heap ? locus_shm_alloc(ep, alloc) : malloc(alloc);
+    unsigned char *rb = o.heap ? locus_shm_alloc(ep, alloc) : malloc(alloc);
+    locus_shm_req_t **reqs = calloc((size_t)o.window, sizeof *reqs);
+    double *t = calloc((size_t)o.reps, sizeof *t);
+    if (!sb || !rb || !reqs || !t) {
+        locus_shm_finalize(ep);
+        return cli_fail("bench", LOCUS_ERR_NO_MEMORY);
+    }
+    memset(sb, 0xa5, alloc);
+    memset(rb, 0, alloc);
+    if (me == 0 && !o.json)
+        printf("# locus shm %s: 2 processes, %s buffers, median of %d reps%s\n"
+               "# %10s %12s %12s %14s\n",
+               o.name, o.heap ? "shared-heap" : "private", o.reps,
+               what == PINGPONG ? ", one-way latency" : "", "size", "lat_us", "MB/s", "msg/s");
+    if (me == 0 && o.json)
+        printf("[");
+    rc = 0;
+    for (int si = 0; si < o.nsizes && !rc; si++) {
+        size_t size = o.sizes[si];
+        int iters = iters_for(&o, size);
+        for (int rep = -1; rep < o.reps && !rc; rep++) { /* rep -1: warm-up */
+            if (locus_shm_barrier(ep)) {
+                rc = cli_fail("bench", LOCUS_ERR_PEER_FAILED);
+                break;
+            }
+            double dt = what == PINGPONG
+                            ? run_pingpong(ep, sb, rb, size, rep < 0 ? iters / 4 + 1 : iters)
+                            : run_window(ep, sb, rb, size, rep < 0 ? iters / 4 + 1 : iters,
+                                         o.window, reqs);
+            if (dt < 0)
+                rc = 1;
+            else if (rep >= 0)
+                t[rep] = dt;
+        }
+        if (rc)
+            break;
+        qsort(t, (size_t)o.reps, sizeof *t, cmp_double);
+        double med = o.reps % 2 ? t[o.reps / 2] : (t[o.reps / 2 - 1] + t[o.reps / 2]) / 2;
+        double msgs = what == PINGPONG ? 2.0 * iters : (double)iters * o.window;
+        double lat_us = med / msgs * 1e6, msgps = msgs / med, mbps = size * msgps / 1e6;
+        if (me != 0)
+            continue;
+        if (o.json)
+            printf("%s{\"size\": %zu, \"lat_us\": %.4f, \"mbps\": %.1f, \"msgps\": %.0f}",
+                   si ? ", " : "", size, lat_us, mbps, msgps);
+        else
+            printf("  %10zu %12.3f %12.1f %14.0f\n", size, lat_us, mbps, msgps);
+        fflush(stdout);
+    }
+    if (me == 0 && o.json)
+        printf("]\n");
+    const char *notes = locus_shm_notes(ep);
+    if (me == 0 && *notes)
+        fprintf(stderr, "locus bench %s: %s", o.name, notes);
+    if (!rc)
+        locus_shm_barrier(ep);
+    if (!o.heap) {
+        free(sb);
+        free(rb);
+    }
+    free(reqs);
+    free(t);
+    locus_shm_finalize(ep);
+    return rc;
+}
+
+int locus_bench_pingpong(int argc, char **argv) { return bench_main(argc, argv, PINGPONG); }
+int locus_bench_bw(int argc, char **argv) { return bench_main(argc, argv, BW); }
+int locus_bench_msgrate(int argc, char **argv) { return bench_main(argc, argv, MSGRATE); }

@@ -1,0 +1,227 @@
+/* locus run -n N [--bind core|l3|numa|none] -- prog args: start N local
+ * processes of one job (LOCUS_RANK/LOCUS_SIZE/LOCUS_JOB), wait for them, and
+ * remove the job's shm name if something died before it was unlinked. */
+#include "cli.h"
+
+#include <locus/locus.h>
+
+#include "core/config.h"
+
+#include <errno.h>
+#include <numa.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { BIND_NONE, BIND_CORE, BIND_L3, BIND_NUMA };
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: locus run -n N [--bind core|l3|numa|none] [--grace SECONDS] -- prog [args...]\n"
+            "  starts N local processes with LOCUS_RANK=0..N-1, LOCUS_SIZE=N and a fresh\n"
+            "  LOCUS_JOB; --bind pins rank r to one CPU (core), the CPUs of one L3 (l3) or of\n"
+            "  one NUMA node (numa), round-robin over the CPUs this command may use.\n"
+            "  When a process fails, the others get --grace seconds (default 5) to notice\n"
+            "  and exit before they are killed. Exit status: the first failure's, else 0.\n");
+}
+
+static int read_l3_id(int cpu)
+{
+    char path[128];
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/cache/index3/id", cpu);
+    FILE *f = fopen(path, "r");
+    int id = -1;
+    if (f) {
+        if (fscanf(f, "%d", &id) != 1)
+            id = -1;
+        fclose(f);
+    }
+    return id;
+}
+
+/* The CPU set of rank r for this binding, over the CPUs we may use. */
+static void bind_set(int mode, int rank, const cpu_set_t *avail, cpu_set_t *out)
+{
+    int cpus[CPU_SETSIZE], n = 0;
+    for (int c = 0; c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, avail))
+            cpus[n++] = c;
+    CPU_ZERO(out);
+    if (!n)
+        return;
+    int pick = cpus[rank % n];
+    if (mode == BIND_CORE) {
+        CPU_SET(pick, out);
+        return;
+    }
+    /* l3/numa: the domains in order of their first CPU; rank r gets domain r % ndomains. */
+    int dom[CPU_SETSIZE], ndom = 0;
+    for (int i = 0; i < n; i++) {
+        int d = mode == BIND_L3 ? read_l3_id(cpus[i]) : (numa_available() >= 0 ? numa_node_of_cpu(cpus[i]) : 0);
+        bool seen = false;
+        for (int k = 0; k < ndom; k++)
+            seen |= dom[k] == d;
+        if (!seen)
+            dom[ndom++] = d;
+    }
+    int want = dom[rank % ndom];
+    for (int i = 0; i < n; i++) {
+        int d = mode == BIND_L3 ? read_l3_id(cpus[i]) : (numa_available() >= 0 ? numa_node_of_cpu(cpus[i]) : 0);
+        if (d == want)
+            CPU_SET(cpus[i], out);
+    }
+}
+
+static volatile sig_atomic_t got_signal;
+static void on_signal(int sig) { got_signal = sig; }
+
+static int status_code(int ws)
+{
+    if (WIFEXITED(ws))
+        return WEXITSTATUS(ws);
+    if (WIFSIGNALED(ws))
+        return 128 + WTERMSIG(ws);
+    return 1;
+}
+
+int locus_cmd_run(int argc, char **argv)
+{
+    int64_t n = -1;
+    int bind = BIND_NONE;
+    double grace = 5;
+    int i = 1;
+    for (; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--")) {
+            i++;
+            break;
+        }
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(stdout);
+            return 0;
+        }
+        if ((!strcmp(a, "-n") || !strcmp(a, "-np")) && i + 1 < argc) {
+            if (locus_parse_int(argv[++i], 1, 65536, &n))
+                return cli_usage_error("run", "-n %s", locus_last_error());
+        } else if (!strcmp(a, "--bind") && i + 1 < argc) {
+            int c;
+            if (locus_parse_choice(argv[++i], "none|core|l3|numa", &c))
+                return cli_usage_error("run", "--bind %s", locus_last_error());
+            bind = c;
+        } else if (!strcmp(a, "--grace") && i + 1 < argc) {
+            char *end;
+            grace = strtod(argv[++i], &end);
+            if (*end || !(grace >= 0) || grace > 3600)
+                return cli_usage_error("run", "--grace '%s': expected seconds in [0, 3600]", argv[i]);
+        } else if (a[0] == '-') {
+            return cli_usage_error("run", "unknown option '%s' (locus run --help)", a);
+        } else {
+            break; /* the program, without "--" */
+        }
+    }
+    if (n < 1)
+        return cli_usage_error("run", "missing -n N: expected the number of processes (1..65536)");
+    if (i >= argc)
+        return cli_usage_error("run", "missing program: locus run -n N -- prog [args...]");
+
+    uint32_t rnd = 0;
+    if (getrandom(&rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd)
+        rnd = (uint32_t)time(NULL) ^ (uint32_t)clock();
+    char job[64], seg[128];
+    snprintf(job, sizeof job, "run%d-%08x", (int)getpid(), rnd);
+    if (locus_shm_segment_name(job, seg, sizeof seg))
+        return cli_fail("run", LOCUS_ERR_INVALID);
+    cpu_set_t avail;
+    if (sched_getaffinity(0, sizeof avail, &avail))
+        CPU_ZERO(&avail);
+
+    struct sigaction sa = {0};
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+
+    pid_t *pids = calloc((size_t)n, sizeof *pids);
+    if (!pids)
+        return cli_fail("run", LOCUS_ERR_NO_MEMORY);
+    char sz[16];
+    snprintf(sz, sizeof sz, "%d", (int)n);
+    int rc = 0;
+    for (int r = 0; r < n; r++) {
+        pid_t p = fork();
+        if (p < 0) {
+            fprintf(stderr, "locus run: fork: %s\n", strerror(errno));
+            rc = 1;
+            n = r;
+            break;
+        }
+        if (p == 0) {
+            char rs[16];
+            snprintf(rs, sizeof rs, "%d", r);
+            setenv("LOCUS_RANK", rs, 1);
+            setenv("LOCUS_SIZE", sz, 1);
+            setenv("LOCUS_JOB", job, 1);
+            if (bind != BIND_NONE) {
+                cpu_set_t set;
+                bind_set(bind, r, &avail, &set);
+                if (CPU_COUNT(&set))
+                    sched_setaffinity(0, sizeof set, &set);
+            }
+            signal(SIGINT, SIG_DFL);
+            signal(SIGTERM, SIG_DFL);
+            execvp(argv[i], argv + i);
+            fprintf(stderr, "locus run: cannot execute '%s': %s\n", argv[i], strerror(errno));
+            _exit(127);
+        }
+        pids[r] = p;
+    }
+
+    int left = (int)n;
+    double kill_at = -1;
+    while (left > 0) {
+        int ws;
+        pid_t p = waitpid(-1, &ws, WNOHANG);
+        if (p > 0) {
+            for (int r = 0; r < n; r++)
+                if (pids[r] == p) {
+                    pids[r] = 0;
+                    left--;
+                    int code = status_code(ws);
+                    if (code && !rc) {
+                        rc = code;
+                        if (WIFSIGNALED(ws))
+                            fprintf(stderr, "locus run: rank %d killed by signal %d\n", r, WTERMSIG(ws));
+                    }
+                    if (code && kill_at < 0)
+                        kill_at = grace;
+                }
+            continue;
+        }
+        if (got_signal && kill_at < 0) {
+            for (int r = 0; r < n; r++)
+                if (pids[r])
+                    kill(pids[r], got_signal);
+            kill_at = grace;
+            rc = rc ? rc : 128 + got_signal;
+        }
+        struct timespec ts = {0, 2000000};
+        nanosleep(&ts, NULL);
+        if (kill_at >= 0 && (kill_at -= 0.002) < 0) {
+            for (int r = 0; r < n; r++)
+                if (pids[r])
+                    kill(pids[r], SIGKILL);
+            kill_at = 1e9;
+        }
+    }
+    shm_unlink(seg); /* normally gone already: unlinked once every process attached */
+    free(pids);
+    return rc;
+}
