@@ -93,12 +93,22 @@ static locus_status_t huge_error(locus_heap_pages_t kind, uint64_t page, uint64_
                          "(/sys/kernel/mm/hugepages/hugepages-%llukB); use thp, 4k or auto",
                          locus_heap_pages_name(kind), fmt_size(page, b),
                          (unsigned long long)(page >> 10));
+    /* the pool may already hold pages others use: ask for the missing ones on top */
+    long long nr = 0;
+    char path[128];
+    snprintf(path, sizeof path, "/sys/kernel/mm/hugepages/hugepages-%llukB/nr_hugepages",
+             (unsigned long long)(page >> 10));
+    FILE *f = fopen(path, "r");
+    if (f) {
+        if (fscanf(f, "%lld", &nr) != 1)
+            nr = 0;
+        fclose(f);
+    }
     return locus_err(LOCUS_ERR_NO_MEMORY,
                      "pages %s: %llu pages of %s needed, %lld free in the hugetlb pool; reserve them "
-                     "with: echo %llu > /sys/kernel/mm/hugepages/hugepages-%llukB/nr_hugepages "
-                     "(as root), or use thp, 4k or auto",
-                     locus_heap_pages_name(kind), need, fmt_size(page, b), avail, need,
-                     (unsigned long long)(page >> 10));
+                     "with: echo %llu > %s (as root), or use thp, 4k or auto",
+                     locus_heap_pages_name(kind), need, fmt_size(page, b), avail,
+                     (unsigned long long)nr + need - (unsigned long long)avail, path);
 }
 
 /* Resolve auto and check that the kind can be had; size is the request. */
@@ -215,11 +225,16 @@ static locus_status_t resolve_nodes(const locus_heap_attr_t *a, const locus_topo
         for (int i = 0; i < a->num_nodes; i++) {
             int k = locus_topo_node_index(topo, a->nodes[i]);
             if (k < 0) {
-                locus_topo_node_t last;
-                locus_topo_node(topo, nn - 1, &last);
+                char list[256] = "";
+                size_t len = 0;
+                for (int j = 0; j < nn && len + 12 < sizeof list; j++) {
+                    locus_topo_node_t nd;
+                    locus_topo_node(topo, j, &nd);
+                    len += (size_t)snprintf(list + len, sizeof list - len, "%s%d", j ? "," : "", nd.os_index);
+                }
                 return locus_err(LOCUS_ERR_RANGE,
-                                 "node %d out of range: this machine's NUMA nodes are 0-%d "
-                                 "(see locus topo)", a->nodes[i], last.os_index);
+                                 "node %d out of range: expected one of this machine's NUMA nodes %s "
+                                 "(see locus topo)", a->nodes[i], list);
             }
         }
     }

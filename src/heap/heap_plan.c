@@ -108,10 +108,14 @@ int heap_plan_threads(int nslots, const int *slot_cpus, int nthreads, int max_th
     int used[HEAP_PLAN_MAX_SLOTS] = {0};
     int s = 0;
     for (int t = 0; t < nthreads; t++) {
-        while (slot_cpus[s] <= 0)
+        /* a slot whose cores are all taken is skipped until every core is */
+        bool wrap = t % cores == 0 && t > 0;
+        if (wrap)
+            memset(used, 0, sizeof used);
+        while (slot_cpus[s] <= 0 || used[s] >= slot_cpus[s])
             s = (s + 1) % nslots;
         home[t] = s;
-        core[t] = used[s]++ % slot_cpus[s];
+        core[t] = used[s]++;
         s = (s + 1) % nslots;
     }
     return nthreads;
