@@ -1,0 +1,239 @@
+// shm endpoint API: argument checks, the footprint model, and small
+// multi-process exchanges (forked children, a few ms each).
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <vector>
+
+#include <locus/locus.h>
+
+extern "C" {
+#include "shm/shm_internal.h"
+}
+
+namespace {
+
+std::string fresh_job()
+{
+    static int n = 0;
+    return "ut" + std::to_string(getpid()) + "-" + std::to_string(n++);
+}
+
+// Run fn(rank) in `size` forked processes; returns how many failed.
+int run_procs(int size, const std::function<int(locus_shm_ep_t *)> &fn, const char *env = nullptr,
+              uint64_t heap = 0)
+{
+    std::string job = fresh_job();
+    std::vector<pid_t> pids;
+    for (int r = 0; r < size; r++) {
+        pid_t p = fork();
+        if (p == 0) {
+            if (env)
+                putenv(const_cast<char *>(env));
+            locus_shm_opts_t o;
+            locus_shm_opts_init(&o);
+            o.rank = r;
+            o.size = size;
+            o.job = job.c_str();
+            o.heap_bytes = heap;
+            locus_shm_ep_t *ep;
+            if (locus_shm_init(&o, &ep)) {
+                fprintf(stderr, "rank %d: init: %s\n", r, locus_last_error());
+                _exit(10);
+            }
+            int rc = fn(ep);
+            locus_shm_barrier(ep);
+            locus_shm_finalize(ep);
+            _exit(rc);
+        }
+        pids.push_back(p);
+    }
+    int bad = 0;
+    for (pid_t p : pids) {
+        int ws;
+        waitpid(p, &ws, 0);
+        bad += !(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
+    }
+    char name[128];
+    locus_shm_segment_name(job.c_str(), name, sizeof name);
+    if (shm_unlink(name) == 0)
+        bad += 100; // the name must be gone once everybody attached
+    return bad;
+}
+
+#define CHILD_CHECK(c)                                                                             \
+    do {                                                                                           \
+        if (!(c)) {                                                                                \
+            fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #c, locus_last_error()); \
+            return 1;                                                                              \
+        }                                                                                          \
+    } while (0)
+
+} // namespace
+
+TEST(ShmPlan, DefaultsFor1024ProcessesStayUnder92MB)
+{
+    locus_shm_plan_t p;
+    ASSERT_EQ(locus_shm_plan(1024, nullptr, &p), LOCUS_OK);
+    EXPECT_LE(p.segment_bytes, 92000000u);
+    EXPECT_EQ(p.queue_bytes, 64u << 10);
+    // The breakdown adds up to the segment (up to page rounding).
+    uint64_t sum = p.control_bytes + 1024 * (p.queue_ctl_bytes + p.queue_bytes + p.heap_bytes);
+    EXPECT_LE(sum, p.segment_bytes);
+    EXPECT_GT(sum + 4096, p.segment_bytes);
+}
+
+TEST(ShmPlan, RejectsBadQueueAndProcs)
+{
+    locus_shm_plan_t p;
+    locus_shm_opts_t o;
+    locus_shm_opts_init(&o);
+    o.queue_bytes = 5000;
+    EXPECT_EQ(locus_shm_plan(2, &o, &p), LOCUS_ERR_INVALID);
+    EXPECT_NE(std::string(locus_last_error()).find("5000"), std::string::npos);
+    EXPECT_EQ(locus_shm_plan(0, nullptr, &p), LOCUS_ERR_INVALID);
+    EXPECT_NE(std::string(locus_last_error()).find("procs 0"), std::string::npos);
+}
+
+TEST(ShmPlan, JobNamesAreValidated)
+{
+    char buf[128];
+    EXPECT_EQ(locus_shm_segment_name("ok-job_1.2", buf, sizeof buf), LOCUS_OK);
+    EXPECT_NE(strstr(buf, "ok-job_1.2"), nullptr);
+    EXPECT_EQ(locus_shm_segment_name("bad/job", buf, sizeof buf), LOCUS_ERR_INVALID);
+    EXPECT_NE(std::string(locus_last_error()).find("'/'"), std::string::npos);
+    EXPECT_EQ(locus_shm_segment_name("", buf, sizeof buf), LOCUS_ERR_INVALID);
+}
+
+TEST(ShmApi, SingletonInitAndArgumentErrors)
+{
+    locus_shm_opts_t o;
+    locus_shm_opts_init(&o);
+    o.rank = 0;
+    o.size = 1;
+    std::string job = fresh_job();
+    o.job = job.c_str();
+    o.heap_bytes = 1 << 20;
+    locus_shm_ep_t *ep;
+    ASSERT_EQ(locus_shm_init(&o, &ep), LOCUS_OK) << locus_last_error();
+    EXPECT_EQ(locus_shm_rank(ep), 0);
+    EXPECT_EQ(locus_shm_size(ep), 1);
+    locus_shm_req_t *r;
+    char b[8];
+    EXPECT_EQ(locus_shm_isend(ep, 1, 0, b, 8, &r), LOCUS_ERR_INVALID);
+    EXPECT_NE(std::string(locus_last_error()).find("destination rank 1"), std::string::npos);
+    EXPECT_EQ(locus_shm_isend(ep, 0, LOCUS_SHM_ANY_TAG, b, 8, &r), LOCUS_ERR_INVALID);
+    EXPECT_EQ(locus_shm_irecv(ep, 5, 0, b, 8, &r), LOCUS_ERR_INVALID);
+    // Shared heap: first fit, merge on free.
+    void *a = locus_shm_alloc(ep, 600 << 10);
+    ASSERT_NE(a, nullptr);
+    EXPECT_EQ(locus_shm_alloc(ep, 600 << 10), nullptr);
+    EXPECT_EQ(locus_shm_alloc(ep, 0), nullptr);
+    void *c = locus_shm_alloc(ep, 100);
+    ASSERT_NE(c, nullptr);
+    EXPECT_EQ((uintptr_t)c % 64, 0u);
+    locus_shm_free(ep, a);
+    locus_shm_free(ep, c);
+    EXPECT_NE(locus_shm_alloc(ep, 1 << 20), nullptr); // whole heap free again
+    EXPECT_EQ(locus_shm_finalize(ep), LOCUS_OK);
+}
+
+TEST(ShmApi, RankOutsideSizeIsRejected)
+{
+    locus_shm_opts_t o;
+    locus_shm_opts_init(&o);
+    o.rank = 3;
+    o.size = 2;
+    o.job = "x";
+    locus_shm_ep_t *ep;
+    EXPECT_EQ(locus_shm_init(&o, &ep), LOCUS_ERR_INVALID);
+    EXPECT_NE(std::string(locus_last_error()).find("rank 3"), std::string::npos);
+}
+
+TEST(ShmApi, EagerRendezvousAndFragmentsArriveIntact)
+{
+    // Sizes across every protocol boundary; heap and private buffers.
+    for (const char *env : {"LOCUS_SHM_CMA=auto", "LOCUS_SHM_CMA=off", "LOCUS_SHM_CMA=eperm"}) {
+        int bad = run_procs(2, [](locus_shm_ep_t *ep) -> int {
+            const size_t sizes[] = {0, 1, 31, 32, 33, 1000, 16384, 16385, 100000, 3 << 20};
+            int me = locus_shm_rank(ep);
+            for (int heap = 0; heap < 2; heap++)
+                for (size_t s : sizes) {
+                    std::vector<unsigned char> priv(s + 1);
+                    unsigned char *buf = heap ? (unsigned char *)locus_shm_alloc(ep, s + 1) : priv.data();
+                    CHILD_CHECK(buf);
+                    if (me == 0) {
+                        for (size_t i = 0; i < s; i++)
+                            buf[i] = (unsigned char)(i * 31 + s);
+                        CHILD_CHECK(locus_shm_send(ep, 1, s, buf, s) == LOCUS_OK);
+                    } else {
+                        locus_shm_info_t info;
+                        CHILD_CHECK(locus_shm_recv(ep, 0, s, buf, s + 1, &info) == LOCUS_OK);
+                        CHILD_CHECK(info.len == s && info.source == 0 && info.tag == s);
+                        for (size_t i = 0; i < s; i++)
+                            CHILD_CHECK(buf[i] == (unsigned char)(i * 31 + s));
+                    }
+                    if (heap)
+                        locus_shm_free(ep, buf);
+                }
+            if (me == 1 && getenv("LOCUS_SHM_CMA") && !strcmp(getenv("LOCUS_SHM_CMA"), "eperm"))
+                CHILD_CHECK(strstr(locus_shm_notes(ep), "pipelined copy") != nullptr);
+            return 0;
+        }, env, 8 << 20);
+        EXPECT_EQ(bad, 0) << env;
+    }
+}
+
+TEST(ShmApi, TruncationAnySourceAndPerPairOrder)
+{
+    int bad = run_procs(3, [](locus_shm_ep_t *ep) -> int {
+        int me = locus_shm_rank(ep);
+        if (me > 0) {
+            for (uint64_t i = 0; i < 200; i++) {
+                uint64_t v[8] = {(uint64_t)me, i};
+                CHILD_CHECK(locus_shm_send(ep, 0, 7, v, i % 2 ? sizeof v : 16) == LOCUS_OK);
+            }
+            std::vector<char> big(50000, 'x');
+            CHILD_CHECK(locus_shm_send(ep, 0, 9, big.data(), big.size()) == LOCUS_OK);
+            return 0;
+        }
+        uint64_t next[3] = {0, 0, 0};
+        for (int k = 0; k < 400; k++) {
+            uint64_t v[8];
+            locus_shm_info_t info;
+            CHILD_CHECK(locus_shm_recv(ep, LOCUS_SHM_ANY_SOURCE, 7, v, sizeof v, &info) == LOCUS_OK);
+            CHILD_CHECK(v[0] == (uint64_t)info.source && v[1] == next[info.source]++);
+        }
+        for (int s = 1; s <= 2; s++) {
+            char small[100];
+            locus_shm_info_t info;
+            CHILD_CHECK(locus_shm_recv(ep, s, 9, small, sizeof small, &info) == LOCUS_ERR_TRUNCATED);
+            CHILD_CHECK(info.len == sizeof small && small[99] == 'x');
+        }
+        return 0;
+    });
+    EXPECT_EQ(bad, 0);
+}
+
+TEST(ShmApi, PeerDeathIsReportedNotHung)
+{
+    int bad = run_procs(2, [](locus_shm_ep_t *ep) -> int {
+        if (locus_shm_rank(ep) == 1)
+            _exit(0); // dies without finalize
+        char b[8];
+        locus_status_t st = locus_shm_recv(ep, 1, 0, b, sizeof b, nullptr);
+        CHILD_CHECK(st == LOCUS_ERR_PEER_FAILED);
+        CHILD_CHECK(strstr(locus_last_error(), "rank 1") != nullptr);
+        // Later calls fail the same way.
+        locus_shm_req_t *r;
+        CHILD_CHECK(locus_shm_isend(ep, 1, 0, b, 8, &r) == LOCUS_ERR_PEER_FAILED);
+        return 0;
+    });
+    EXPECT_EQ(bad, 0);
+}
