@@ -14,9 +14,9 @@
  * $XDG_CACHE_HOME/locus/copy.conf or ~/.cache/locus/copy.conf; applied only if
  * it was measured on an L3 of the same size and sharing), then the topology:
  *   nt_min     = 3/4 of the copier's share of its L3 (L3 size / cpus sharing it):
- *                from this total length the data cannot stay cached anyway, so
- *                NT stores (and, with NT_SOURCE, prefetchnta loads) are used
- *                whatever the hint;
+ *                from this total length neither source nor destination can stay
+ *                cached anyway, so NT stores and prefetchnta loads are used
+ *                whatever the hint (they also spare the copier's other data);
  *   nt_min_far = 1/4 of that share: with NT_DEST (NT_SOURCE) and a peer that
  *                does not share the copier's L3, the destination (source) lines
  *                are of no use in this L3, so NT is used from this length.
@@ -27,6 +27,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <locus/status.h>
 #include <locus/topo.h>
 
@@ -50,6 +51,34 @@ LOCUS_API locus_status_t locus_copy(void *dst, const void *src, size_t len, locu
  * same kind of store. */
 LOCUS_API locus_status_t locus_copy_part(void *dst, const void *src, size_t len, size_t total_len,
                                          locus_copy_hint_t hint);
+
+/* Internal to the inline fast path below: per hint, the length under which
+ * the selector's choice is plain memcpy. 0 until the process-wide selector
+ * exists, and always 0 when a kernel is forced or the library is a debug
+ * build (so every call reaches the checks). */
+LOCUS_API extern size_t locus_copy_memcpy_below_[4];
+
+/* Small copies must cost what memcpy costs: an extra call level alone costs
+ * ~1.4 ns here (40 % of a 64 B memcpy), so the fast path is inlined into the
+ * caller and calls memcpy directly. Define LOCUS_COPY_NO_INLINE to always
+ * call the library functions. */
+#if !defined(LOCUS_COPY_NO_INLINE) && defined(__GNUC__)
+static inline __attribute__((always_inline)) locus_status_t
+locus_copy_inline_(void *dst, const void *src, size_t len, size_t total_len, locus_copy_hint_t hint)
+{
+    if (__builtin_expect((unsigned)hint < 4u && len <= total_len &&
+                             total_len < __atomic_load_n(&locus_copy_memcpy_below_[(unsigned)hint],
+                                                         __ATOMIC_RELAXED) &&
+                             dst && src, 1)) {
+        memcpy(dst, src, len);
+        return LOCUS_OK;
+    }
+    return (locus_copy_part)(dst, src, len, total_len, hint);
+}
+#define locus_copy(dst, src, len, hint) locus_copy_inline_((dst), (src), (len), (len), (hint))
+#define locus_copy_part(dst, src, len, total_len, hint) \
+    locus_copy_inline_((dst), (src), (len), (total_len), (hint))
+#endif
 
 /* ---------- kernels (tests, benchmarks, forcing) ---------- */
 

@@ -1,5 +1,7 @@
 /* The copy selector: contexts built from the topology, the process-wide
  * default behind locus_copy(), and the calibration file. */
+/* The real functions are defined here, not the header's inline fast path. */
+#define LOCUS_COPY_NO_INLINE 1
 #include "copy/kernels.h"
 
 #include "core/config.h"
@@ -250,7 +252,8 @@ static void update_direct(locus_copy_ctx_t *c)
         uint64_t lim = p->nt_min;
         if (h && p->peer_shares_l3 == 0 && p->nt_min_far < lim)
             lim = p->nt_min_far;
-        c->direct_max[h] = p->forced_kernel >= 0 || p->regular != K_LIBC ? 0 : (size_t)lim;
+        c->direct_max[h] = COPY_CHECK_OVERLAP || p->forced_kernel >= 0 || p->regular != K_LIBC
+                               ? 0 : (size_t)lim;
     }
 }
 
@@ -372,7 +375,7 @@ static int select_kernel(const locus_copy_ctx_t *c, size_t total, unsigned hint)
     bool big = total >= p->nt_min;
     bool far = p->peer_shares_l3 == 0 && total >= p->nt_min_far;
     bool nt = big || ((hint & LOCUS_COPY_HINT_NT_DEST) && far);
-    bool pf = (hint & LOCUS_COPY_HINT_NT_SOURCE) && (big || far);
+    bool pf = big || ((hint & LOCUS_COPY_HINT_NT_SOURCE) && far);
     return nt ? (pf ? p->ntpf : p->nt) : (pf ? p->pf : p->regular);
 }
 
@@ -425,7 +428,7 @@ static char g_error[512];
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 /* Per hint: below this length locus_copy() calls memcpy directly. 0 until the
  * default context exists, which sends every call to the slow path once. */
-static size_t g_direct_max[4];
+size_t locus_copy_memcpy_below_[4];
 
 static void default_init(void)
 {
@@ -445,7 +448,7 @@ static void default_init(void)
     locus_topo_destroy(topo);
     if (!g_status)
         for (int h = 0; h < 4; h++)
-            __atomic_store_n(&g_direct_max[h], g_ctx.direct_max[h], __ATOMIC_RELEASE);
+            __atomic_store_n(&locus_copy_memcpy_below_[h], g_ctx.direct_max[h], __ATOMIC_RELEASE);
 }
 
 static locus_status_t default_ctx(const locus_copy_ctx_t **out)
@@ -484,7 +487,7 @@ static __attribute__((noinline)) locus_status_t copy_slow(void *dst, const void 
  * copy_slow. */
 #define FAST_OK(dst, src, len, total, hint)                                                   \
     (__builtin_expect((unsigned)(hint) < 4u &&                                                \
-                          (total) < __atomic_load_n(&g_direct_max[(unsigned)(hint)],         \
+                          (total) < __atomic_load_n(&locus_copy_memcpy_below_[(unsigned)(hint)],         \
                                                     __ATOMIC_RELAXED) &&                      \
                           (dst) && (src) && !(COPY_CHECK_OVERLAP && overlaps(dst, src, len)), \
                       1))

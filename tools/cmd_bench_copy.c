@@ -1,0 +1,489 @@
+/* locus bench copy: GB/s of every copy kernel and of the selector against
+ * glibc memcpy, the selector's crossover points, the cache pollution a large
+ * copy causes, and --calibrate (measure the NT crossover, write the file the
+ * library reads). Every figure is the median of --reps rounds; within a round
+ * the contenders run back to back, so ratios come from the same conditions. */
+#include "cli.h"
+
+#include <locus/locus.h>
+
+#include "copy/kernels.h"
+#include "core/config.h"
+
+#include <errno.h>
+#include <immintrin.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_SIZES 64
+#define MAX_REPS 101
+#define VICTIM (16ull << 20)
+#define POLLUTER (64ull << 20)
+
+typedef struct {
+    size_t sizes[MAX_SIZES];
+    int nsizes, reps;
+    bool calibrate, pollution, kernels;
+    uint64_t max_size;
+} opts_t;
+
+/* Contender c: -2 glibc memcpy, -1 the selector (locus_copy, hint NONE), k >= 0 kernel k. */
+#define C_GLIBC (-2)
+#define C_SELECTOR (-1)
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static void copy_once(int c, void *d, const void *s, size_t n)
+{
+    if (c == C_GLIBC)
+        memcpy(d, s, n);
+    else if (c == C_SELECTOR)
+        locus_copy(d, s, n, LOCUS_COPY_HINT_NONE);
+    else /* the kernel itself, without locus_copy_kernel's argument checks */
+        copy_kernels[c].fn(d, s, n);
+    __asm__ volatile("" ::: "memory");
+}
+
+/* GB/s of one timed batch: enough copies for ~0.5 ms (at least one). Short
+ * batches: on a shared machine a batch that lost the cpu is an outlier the
+ * median drops, where long batches would all be hit. One loop per kind of
+ * contender, so the loop itself costs the same for glibc and the selector. */
+static double measure(int c, void *d, const void *s, size_t n, long iters)
+{
+    if (n <= (32u << 20))
+        copy_once(c, d, s, n); /* warm: same buffers as the timed copies */
+    double t0 = now();
+    if (c == C_GLIBC)
+        for (long i = 0; i < iters; i++) {
+            memcpy(d, s, n);
+            __asm__ volatile("" ::: "memory");
+        }
+    else if (c == C_SELECTOR)
+        for (long i = 0; i < iters; i++) {
+            locus_copy(d, s, n, LOCUS_COPY_HINT_NONE);
+            __asm__ volatile("" ::: "memory");
+        }
+    else {
+        copy_fn_t fn = copy_kernels[c].fn;
+        for (long i = 0; i < iters; i++) {
+            fn(d, s, n);
+            __asm__ volatile("" ::: "memory");
+        }
+    }
+    double t = now() - t0;
+    return (double)n * (double)iters / t / 1e9;
+}
+
+static long iterations(void *d, const void *s, size_t n)
+{
+    long it = 1;
+    for (;;) {
+        double t0 = now();
+        for (long i = 0; i < it; i++)
+            copy_once(C_GLIBC, d, s, n);
+        double t = now() - t0;
+        if (t > 2e-4 || it > (1l << 26))
+            return t > 5e-4 ? it : (long)((double)it * 5e-4 / (t > 1e-9 ? t : 1e-9)) + 1;
+        it *= 4;
+    }
+}
+
+/* Medians of GB/s for contenders cs[0..nc) at size n. */
+static void sweep_size(const int *cs, int nc, char *d, const char *s, size_t n, int reps, double *out)
+{
+    static double v[64][MAX_REPS];
+    long it = iterations(d, s, n);
+    /* Small sizes are cheap to repeat and the noisiest: three times the rounds. */
+    if (n <= (64u << 10))
+        reps = reps * 3 > MAX_REPS ? MAX_REPS : reps * 3;
+    for (int r = 0; r < reps; r++)
+        for (int j = 0; j < nc; j++) {
+            int i = r % 2 ? nc - 1 - j : j; /* alternate the order: no contender always goes first */
+            v[i][r] = measure(cs[i], d, s, n, it);
+        }
+    for (int i = 0; i < nc; i++)
+        out[i] = median(v[i], reps);
+}
+
+static void *map(size_t n)
+{
+    void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return NULL;
+    madvise(p, n, MADV_HUGEPAGE);
+    memset(p, 1, n);
+    return p;
+}
+
+static const char *fmt(size_t n, char *buf, size_t len)
+{
+    if (n >= (1u << 20) && n % (1u << 20) == 0)
+        snprintf(buf, len, "%zuM", n >> 20);
+    else if (n >= 1024 && n % 1024 == 0)
+        snprintf(buf, len, "%zuK", n >> 10);
+    else
+        snprintf(buf, len, "%zu", n);
+    return buf;
+}
+
+/* ---------- sweep and crossovers ---------- */
+
+static int run_sweep(const opts_t *o, char *d, char *s, const locus_copy_params_t *p,
+                     locus_copy_ctx_t *ctx)
+{
+    int cs[64], nc = 0;
+    cs[nc++] = C_GLIBC;
+    cs[nc++] = C_SELECTOR;
+    if (o->kernels)
+        for (int k = 1; k < locus_copy_num_kernels(); k++) /* kernel 0 is glibc itself */
+            if (locus_copy_kernel_available(k))
+                cs[nc++] = k;
+    static double gbs[MAX_SIZES][64];
+    printf("GB/s (1e9 B/s), median of %d rounds, same buffers reused (cache-hot where they fit)\n\n",
+           o->reps);
+    printf("%8s %8s %8s %6s  %-10s", "size", "glibc", "locus", "ratio", "chosen");
+    for (int i = 2; i < nc; i++)
+        printf(" %7.7s", locus_copy_kernel_name(cs[i]));
+    printf("\n");
+    double worst = 1e9;
+    size_t worst_at = 0;
+    for (int z = 0; z < o->nsizes; z++) {
+        size_t n = o->sizes[z];
+        sweep_size(cs, nc, d, s, n, o->reps, gbs[z]);
+        double ratio = gbs[z][1] / gbs[z][0];
+        if (n >= 64 && ratio < worst) {
+            worst = ratio;
+            worst_at = n;
+        }
+        char b[32];
+        printf("%8s %8.2f %8.2f %6.3f  %-10s", fmt(n, b, sizeof b), gbs[z][0], gbs[z][1], ratio,
+               locus_copy_kernel_name(locus_copy_ctx_select(ctx, n, LOCUS_COPY_HINT_NONE)));
+        for (int i = 2; i < nc; i++)
+            printf(" %7.2f", gbs[z][i]);
+        printf("\n");
+        fflush(stdout);
+    }
+    char b1[32];
+    printf("\nselector vs glibc: worst ratio %.3f at %s", worst, fmt(worst_at, b1, sizeof b1));
+    for (int z = 0; z < o->nsizes; z++)
+        if (o->sizes[z] == 64ull << 20)
+            printf("; at 64M %.2fx", gbs[z][1] / gbs[z][0]);
+    printf("\n");
+    if (o->kernels) {
+        printf("measured crossovers (smallest swept size from which the kernel is >= glibc at every "
+               "larger size):\n");
+        for (int i = 2; i < nc; i++) {
+            int from = -1;
+            for (int z = o->nsizes - 1; z >= 0 && gbs[z][i] >= gbs[z][0]; z--)
+                from = z;
+            char b[32];
+            printf("  %-12s %s\n", locus_copy_kernel_name(cs[i]),
+                   from < 0 ? "never" : fmt(o->sizes[from], b, sizeof b));
+        }
+    }
+    char a[32], f[32];
+    printf("selector crossovers: NT stores from %s (%s); with NT_DEST/NT_SOURCE and a peer on "
+           "another L3 from %s (%s)\n",
+           locus_format_size(p->nt_min, a, sizeof a), p->nt_min_origin,
+           locus_format_size(p->nt_min_far, f, sizeof f), p->nt_min_far_origin);
+    return 0;
+}
+
+/* ---------- cache pollution ---------- */
+
+static double reread(const char *v, size_t n)
+{
+    double t0 = now();
+    __m128i acc = _mm_setzero_si128();
+    for (size_t i = 0; i < n; i += 64)
+        acc = _mm_add_epi64(acc, _mm_load_si128((const __m128i *)(v + i)));
+    double t = now() - t0;
+    volatile long long sink = _mm_cvtsi128_si64(acc);
+    (void)sink;
+    return t;
+}
+
+static void run_pollution(const opts_t *o, char *d, char *s)
+{
+    char *victim = map(VICTIM);
+    if (!victim) {
+        printf("\ncache pollution: skipped (cannot map %llu MiB)\n", VICTIM >> 20);
+        return;
+    }
+    int ks[] = {0, locus_copy_kernel_find("avx2"), locus_copy_kernel_find("avx2-nt"),
+                locus_copy_kernel_find("avx2-ntpf")};
+    if (!locus_copy_kernel_available(ks[1]))
+        ks[1] = locus_copy_kernel_find("sse2"), ks[2] = ks[1] + 1, ks[3] = ks[1] + 3;
+    double hot[MAX_REPS], after[4][MAX_REPS], copy_gbs[4][MAX_REPS];
+    for (int r = 0; r < o->reps; r++) {
+        reread(victim, VICTIM);
+        hot[r] = reread(victim, VICTIM);
+        for (int i = 0; i < 4; i++) {
+            reread(victim, VICTIM);
+            reread(victim, VICTIM);
+            double t0 = now();
+            locus_copy_kernel(ks[i], d, s, POLLUTER);
+            copy_gbs[i][r] = (double)POLLUTER / (now() - t0) / 1e9;
+            after[i][r] = reread(victim, VICTIM);
+        }
+    }
+    double h = median(hot, o->reps);
+    printf("\ncache pollution: re-read of a 16 MiB victim working set after a 64 MiB copy "
+           "(median of %d)\n", o->reps);
+    printf("  %-22s %8.3f ms\n", "victim hot (no copy)", h * 1e3);
+    for (int i = 0; i < 4; i++) {
+        double a = median(after[i], o->reps);
+        printf("  after %-16s %8.3f ms  slowdown %5.2fx   (copy %.1f GB/s)\n",
+               locus_copy_kernel_name(ks[i]), a * 1e3, a / h, median(copy_gbs[i], o->reps));
+    }
+    munmap(victim, VICTIM);
+}
+
+/* ---------- calibration ---------- */
+
+static int mkdirs(const char *path)
+{
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(buf, 0755) && errno != EEXIST)
+            return -1;
+        *p = '/';
+    }
+    return 0;
+}
+
+static int run_calibrate(const opts_t *o, char *d, char *s, const locus_copy_params_t *p)
+{
+    char path[512];
+    locus_copy_calibration_path(path, sizeof path);
+    if (!*path)
+        return cli_usage_error("bench copy", "--calibrate: LOCUS_COPY_CALIBRATION is 'none' and "
+                               "there is no cache path (HOME unset); set it to a file path");
+    int cs[4] = {C_GLIBC}, nc = 1;
+    const char *cand[] = {"sse2-nt", "avx2-nt", "avx512-nt"};
+    for (int i = 0; i < 3; i++)
+        if (locus_copy_kernel_available(locus_copy_kernel_find(cand[i])))
+            cs[nc++] = locus_copy_kernel_find(cand[i]);
+    /* Sizes from 1/16 of the L3 share to 4x the L3, four per octave. */
+    size_t sizes[64] = {0};
+    int nz = 0;
+    uint64_t lo = p->l3_size / (uint64_t)p->l3_cpus / 16, hi = 4 * p->l3_size;
+    if (lo < (256u << 10))
+        lo = 256u << 10;
+    if (hi < 4 * lo)
+        hi = 4 * lo;
+    for (double x = (double)lo; x <= (double)hi * 1.0001 && nz < 64; x *= 1.189207115)
+        sizes[nz++] = ((size_t)x + 63) & ~(size_t)63;
+    static double g[64][4];
+    printf("calibration: glibc vs NT kernels, %d sizes from %zu to %zu bytes, median of %d\n",
+           nz, sizes[0], sizes[nz - 1], o->reps);
+    printf("%12s %8s", "size", "glibc");
+    for (int i = 1; i < nc; i++)
+        printf(" %9s", locus_copy_kernel_name(cs[i]));
+    printf("\n");
+    for (int z = 0; z < nz; z++) {
+        sweep_size(cs, nc, d, s, sizes[z], o->reps, g[z]);
+        printf("%12zu %8.2f", sizes[z], g[z][0]);
+        for (int i = 1; i < nc; i++)
+            printf(" %9.2f", g[z][i]);
+        printf("\n");
+        fflush(stdout);
+    }
+    /* The NT kernel: the narrowest one within 3% of the best beyond 2x L3
+     * (wider vectors only where they pay). */
+    double score[4] = {0};
+    int nbig = 0;
+    for (int z = 0; z < nz; z++)
+        if (sizes[z] >= 2 * p->l3_size) {
+            nbig++;
+            for (int i = 1; i < nc; i++)
+                score[i] += g[z][i];
+        }
+    int best = 1;
+    for (int i = 2; i < nc; i++)
+        if (score[i] > score[best] * 1.03)
+            best = i;
+    /* nt_min: smallest size from which the NT kernel beats glibc at every larger size. */
+    int from = -1;
+    for (int z = nz - 1; z >= 0 && g[z][best] >= g[z][0]; z--)
+        from = z;
+    uint64_t nt_min = from < 0 ? 2 * (uint64_t)sizes[nz - 1] : sizes[from];
+    if (mkdirs(path)) {
+        fprintf(stderr, "locus bench copy: cannot create the directory of %s: %s\n", path, strerror(errno));
+        return 1;
+    }
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        fprintf(stderr, "locus bench copy: cannot write %s: %s\n", path, strerror(errno));
+        return 1;
+    }
+    time_t t = time(NULL);
+    char when[64];
+    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime(&t));
+    fprintf(f, "# locus copy calibration, written by `locus bench copy --calibrate` at %s\n"
+               "# applies only to an L3 of l3_size bytes shared by l3_cpus cpus\n"
+               "l3_size=%llu\nl3_cpus=%d\nnt_min=%llu\nnt_kernel=%s\n",
+            when, (unsigned long long)p->l3_size, p->l3_cpus, (unsigned long long)nt_min,
+            locus_copy_kernel_name(cs[best]));
+    fclose(f);
+    char a[32], b[32];
+    printf("\nNT kernel: %s (%s over %d sizes >= 2x L3)\n", locus_copy_kernel_name(cs[best]),
+           nc > 2 ? "best within 3%" : "only candidate", nbig);
+    printf("nt_min: %s (was %s from %s)%s\n", locus_format_size(nt_min, a, sizeof a),
+           locus_format_size(p->nt_min, b, sizeof b), p->nt_min_origin,
+           from < 0 ? "; NT never won: NT effectively off" : "");
+    printf("nt_min_far: not measured (needs a peer on another L3); stays %s\n", p->nt_min_far_origin);
+    printf("wrote %s (read by new processes; LOCUS_COPY_NT_MIN still overrides it)\n", path);
+    return 0;
+}
+
+/* ---------- options ---------- */
+
+static int usage(FILE *out, int rc)
+{
+    fprintf(out,
+            "usage: locus bench copy [--quick] [--reps N] [--sizes LIST] [--max SIZE] [--no-kernels]\n"
+            "                        [--no-pollution] [--calibrate]\n"
+            "  GB/s of glibc memcpy, the selector (locus_copy, hint NONE) and every copy kernel\n"
+            "  from 64 B to 256 MiB (medians of N rounds, default 9; --quick 5), the crossovers, and the\n"
+            "  re-read time of a 16 MiB victim after a 64 MiB copy (regular vs NT stores).\n"
+            "  --sizes 64,4K,64M   sizes to sweep (default: powers of 2; --quick: powers of 4)\n"
+            "  --max SIZE          largest size of the default sweep (default 256M)\n"
+            "  --calibrate         measure the NT crossover and write it where the library\n"
+            "                      reads it (LOCUS_COPY_CALIBRATION, default ~/.cache/locus/copy.conf)\n");
+    return rc;
+}
+
+static int parse(int argc, char **argv, opts_t *o)
+{
+    memset(o, 0, sizeof *o);
+    o->reps = 9;
+    o->pollution = o->kernels = true;
+    o->max_size = 256ull << 20;
+    bool quick = false;
+    const char *sizes = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h"))
+            return usage(stdout, 0) - 1;
+        if (!strcmp(a, "--quick")) quick = true;
+        else if (!strcmp(a, "--calibrate")) o->calibrate = true;
+        else if (!strcmp(a, "--no-pollution")) o->pollution = false;
+        else if (!strcmp(a, "--no-kernels")) o->kernels = false;
+        else if ((!strcmp(a, "--reps") || !strcmp(a, "--sizes") || !strcmp(a, "--max")) && !v)
+            return cli_usage_error("bench copy", "%s needs a value", a);
+        else if (!strcmp(a, "--reps")) {
+            int64_t r;
+            if (locus_parse_int(v, 1, MAX_REPS, &r))
+                return cli_usage_error("bench copy", "--reps %s", locus_last_error());
+            o->reps = (int)r;
+            i++;
+        } else if (!strcmp(a, "--max")) {
+            if (locus_parse_size(v, &o->max_size) || o->max_size < 64 || o->max_size > (4ull << 30))
+                return cli_usage_error("bench copy", "--max '%s': expected a size in [64, 4G]", v);
+            i++;
+        } else if (!strcmp(a, "--sizes")) {
+            sizes = v;
+            i++;
+        } else {
+            usage(stderr, 2);
+            return cli_usage_error("bench copy", "unknown option '%s'", a);
+        }
+    }
+    if (sizes) {
+        char buf[1024];
+        snprintf(buf, sizeof buf, "%s", sizes);
+        for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+            uint64_t n;
+            if (locus_parse_size(t, &n) || n == 0 || n > (4ull << 30) || o->nsizes == MAX_SIZES)
+                return cli_usage_error("bench copy", "--sizes: '%s': expected up to %d sizes in "
+                                       "[1, 4G], e.g. 64,4K,64M", t, MAX_SIZES);
+            o->sizes[o->nsizes++] = (size_t)n;
+        }
+    } else {
+        for (uint64_t n = 64; n <= o->max_size && o->nsizes < MAX_SIZES; n *= quick ? 4 : 2)
+            o->sizes[o->nsizes++] = (size_t)n;
+    }
+    if (quick && o->reps == 9)
+        o->reps = 5;
+    return 1;
+}
+
+int locus_bench_copy(int argc, char **argv)
+{
+    opts_t o;
+    int rc = parse(argc, argv, &o);
+    if (rc != 1)
+        return rc < 0 ? 0 : rc;
+    locus_copy_ctx_t *ctx;
+    locus_status_t st = locus_copy_default_ctx(&ctx);
+    if (st)
+        return cli_fail("bench copy", st);
+    locus_copy_params_t p;
+    locus_copy_ctx_params(ctx, &p);
+
+    /* Stay on one cpu: the selector's L3 is the one of the cpu it was made on. */
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(sched_getcpu(), &set);
+    sched_setaffinity(0, sizeof set, &set);
+
+    size_t max = 0;
+    for (int z = 0; z < o.nsizes; z++)
+        max = o.sizes[z] > max ? o.sizes[z] : max;
+    if (o.pollution && max < POLLUTER)
+        max = POLLUTER;
+    if (o.calibrate && max < (4 * p.l3_size))
+        max = 4 * p.l3_size;
+    char *s = map(max + 4096), *d = map(max + 4096);
+    if (!s || !d)
+        return cli_fail("bench copy", LOCUS_ERR_NO_MEMORY);
+
+    char l3[32], a[32];
+    printf("locus bench copy: cpu %d, L3 %s shared by %d cpus (%s), NT kernel %s\n", sched_getcpu(),
+           locus_format_size(p.l3_size, l3, sizeof l3), p.l3_cpus,
+           p.l3_source == LOCUS_TOPO_SRC_HWLOC ? "hwloc" : p.l3_source == LOCUS_TOPO_SRC_SYSFS ? "sysfs" : "default",
+           locus_copy_kernel_name(p.nt));
+    (void)a;
+    if (*locus_copy_ctx_notes(ctx))
+        printf("notes: %s", locus_copy_ctx_notes(ctx));
+    printf("\n");
+    if (o.calibrate)
+        rc = run_calibrate(&o, d, s, &p);
+    else {
+        rc = run_sweep(&o, d, s, &p, ctx);
+        if (o.pollution)
+            run_pollution(&o, d, s);
+    }
+    munmap(s, max + 4096);
+    munmap(d, max + 4096);
+    return rc;
+}
