@@ -287,7 +287,8 @@ static int run_calibrate(const opts_t *o, char *d, char *s, const locus_copy_par
         return cli_usage_error("bench copy", "--calibrate: LOCUS_COPY_CALIBRATION is 'none' and "
                                "there is no cache path (HOME unset); set it to a file path");
     int cs[4] = {C_GLIBC}, nc = 1;
-    const char *cand[] = {"sse2-nt", "avx2-nt", "avx512-nt"};
+    /* What the selector runs from nt_min: NT stores + prefetchnta loads. */
+    const char *cand[] = {"sse2-ntpf", "avx2-ntpf", "avx512-ntpf"};
     for (int i = 0; i < 3; i++)
         if (locus_copy_kernel_available(locus_copy_kernel_find(cand[i])))
             cs[nc++] = locus_copy_kernel_find(cand[i]);
@@ -302,19 +303,29 @@ static int run_calibrate(const opts_t *o, char *d, char *s, const locus_copy_par
     for (double x = (double)lo; x <= (double)hi * 1.0001 && nz < 64; x *= 1.189207115)
         sizes[nz++] = ((size_t)x + 63) & ~(size_t)63;
     static double g[64][4];
-    printf("calibration: glibc vs NT kernels, %d sizes from %zu to %zu bytes, median of %d\n",
+    printf("calibration: glibc vs NT + prefetchnta kernels, %d sizes from %zu to %zu bytes, median of %d\n",
            nz, sizes[0], sizes[nz - 1], o->reps);
     printf("%12s %8s", "size", "glibc");
     for (int i = 1; i < nc; i++)
         printf(" %9s", locus_copy_kernel_name(cs[i]));
     printf("\n");
+    /* Two passes: the crossover moves with what the other cpus do to the
+     * shared L3; the later of the two keeps the selector >= glibc. */
+    static double g2[64][4];
+    for (int pass = 0; pass < 2; pass++)
+        for (int z = 0; z < nz; z++) {
+            sweep_size(cs, nc, d, s, sizes[z], o->reps, pass ? g2[z] : g[z]);
+            if (!pass)
+                continue;
+            bool worse = g2[z][1] / g2[z][0] < g[z][1] / g[z][0];
+            for (int i = 0; worse && i < nc; i++) /* keep the pass less favourable to NT */
+                g[z][i] = g2[z][i];
+        }
     for (int z = 0; z < nz; z++) {
-        sweep_size(cs, nc, d, s, sizes[z], o->reps, g[z]);
         printf("%12zu %8.2f", sizes[z], g[z][0]);
         for (int i = 1; i < nc; i++)
             printf(" %9.2f", g[z][i]);
         printf("\n");
-        fflush(stdout);
     }
     /* The NT kernel: the narrowest one within 3% of the best beyond 2x L3
      * (wider vectors only where they pay). */
@@ -351,10 +362,10 @@ static int run_calibrate(const opts_t *o, char *d, char *s, const locus_copy_par
                "# applies only to an L3 of l3_size bytes shared by l3_cpus cpus\n"
                "l3_size=%llu\nl3_cpus=%d\nnt_min=%llu\nnt_kernel=%s\n",
             when, (unsigned long long)p->l3_size, p->l3_cpus, (unsigned long long)nt_min,
-            locus_copy_kernel_name(cs[best]));
+            locus_copy_kernel_name(cs[best] - 2)); /* the family's -nt kernel: X-nt, X-pf, X-ntpf */
     fclose(f);
     char a[32], b[32];
-    printf("\nNT kernel: %s (%s over %d sizes >= 2x L3)\n", locus_copy_kernel_name(cs[best]),
+    printf("\nNT kernels: %s family (%s over %d sizes >= 2x L3)\n", locus_copy_kernel_name(cs[best] - 2),
            nc > 2 ? "best within 3%" : "only candidate", nbig);
     printf("nt_min: %s (was %s from %s)%s\n", locus_format_size(nt_min, a, sizeof a),
            locus_format_size(p->nt_min, b, sizeof b), p->nt_min_origin,

@@ -14,8 +14,8 @@
  * $XDG_CACHE_HOME/locus/copy.conf or ~/.cache/locus/copy.conf; applied only if
  * it was measured on an L3 of the same size and sharing), then the topology:
  *   nt_min     = 3/4 of the copier's share of its L3 (L3 size / cpus sharing it):
- *                from this total length neither source nor destination can stay
- *                cached anyway, so NT stores and prefetchnta loads are used
+ *                from this total length source and destination cannot both
+ *                stay cached, so NT stores and prefetchnta loads are used
  *                whatever the hint (they also spare the copier's other data);
  *   nt_min_far = 1/4 of that share: with NT_DEST (NT_SOURCE) and a peer that
  *                does not share the copier's L3, the destination (source) lines

@@ -275,6 +275,10 @@ static locus_status_t ctx_init(locus_copy_ctx_t *c, const locus_topo_t *topo, in
     describe_l3(c, topo, cpu);
     c->p.peer_shares_l3 = peer_shares(topo, cpu, peer);
     uint64_t share = c->p.l3_size / (uint64_t)c->p.l3_cpus;
+    /* glibc's classic rule (3/4 of the per-cpu share of the shared cache),
+     * fed with the real L3 and sharing. Half the share (source plus
+     * destination fill it) won on this machine only while the other cpu was
+     * busy with the L3: see docs/PERFORMANCE.md. */
     c->p.nt_min = share / 4 * 3;
     c->p.nt_min_far = share / 4;
     snprintf(c->origin_nt, sizeof c->origin_nt, "topology");

@@ -189,3 +189,24 @@ TEST(CopyBadInput, OverlapRejectedInDebugBuilds)
     EXPECT_EQ((locus_copy)(buf + 100, buf, 100, LOCUS_COPY_HINT_NONE), LOCUS_OK);
 #endif
 }
+
+// The multi-NUMA VM guest (TCG) has AVX2 but no AVX-512: its test run sets
+// LOCUS_TEST_EXPECT_ISA=avx2 so the cpuid dispatch is checked there.
+TEST(CopyKernels, DispatchMatchesExpectedIsa)
+{
+    const char *want = std::getenv("LOCUS_TEST_EXPECT_ISA");
+    if (!want)
+        GTEST_SKIP() << "LOCUS_TEST_EXPECT_ISA not set";
+    std::string w = want;
+    bool avx2 = w == "avx2" || w == "avx512", avx512 = w == "avx512";
+    EXPECT_EQ(locus_copy_kernel_available(locus_copy_kernel_find("avx2-nt")), avx2);
+    EXPECT_EQ(locus_copy_kernel_available(locus_copy_kernel_find("avx512")), avx512);
+    char a[64] = {1}, b[64];
+    EXPECT_EQ(locus_copy_kernel(locus_copy_kernel_find("avx512-nt"), b, a, 64),
+              avx512 ? LOCUS_OK : LOCUS_ERR_UNSUPPORTED);
+    locus_copy_ctx_t *ctx = nullptr;
+    ASSERT_EQ(locus_copy_default_ctx(&ctx), LOCUS_OK);
+    locus_copy_params_t p;
+    ASSERT_EQ(locus_copy_ctx_params(ctx, &p), LOCUS_OK);
+    EXPECT_STREQ(locus_copy_kernel_name(p.nt), avx2 ? "avx2-nt" : "sse2-nt");
+}
