@@ -85,8 +85,11 @@ typedef struct locus_heap_stats {
     int num_nodes;                     /* entries below = topo nodes */
     int node_os[LOCUS_HEAP_MAX_NODES];
     uint64_t node_units[LOCUS_HEAP_MAX_NODES];
-    uint64_t not_faulted;              /* -ENOENT: never touched */
-    uint64_t zero_page;                /* -EFAULT: only read (shared zero page) */
+    uint64_t not_faulted;              /* no page of its own: -ENOENT (never touched) or
+                                          -EFAULT (see zero_page) */
+    uint64_t zero_page;                /* the -EFAULT part of not_faulted: only read (shared
+                                          zero page); kernels before ~6.5 also report
+                                          untouched anonymous pages this way */
     uint64_t other_status;             /* any other negative status */
 
     /* Residency from /proc/self/smaps over the heap's range. */

@@ -321,10 +321,35 @@ static locus_status_t place(struct locus_heap *h, const locus_heap_attr_t *a, co
     return LOCUS_OK;
 }
 
+/* Which node of the set page 0 of an interleaved heap is on. The kernel
+ * interleaves on the page's offset (address / page for anonymous memory, the
+ * offset in the mapping for hugetlb), and kernels before 6.7 truncate that
+ * index to 32 bits before the modulo; rather than depend on the version,
+ * fault page 0 and ask where it went. Pages then follow round-robin (except
+ * across a 2^32-page wrap on old kernels, which only costs locality). */
+static locus_status_t interleave_phase(struct locus_heap *h, const locus_topo_t *topo, const int *idx, int n,
+                                       kind_t k, uint64_t *phase)
+{
+    int use_touch = 0, status = -1;
+    int e = heap_populate(h->base, k.page, k.page, &use_touch);
+    if (e)
+        return locus_err_errno(LOCUS_ERR_NO_MEMORY, e, "heap fault-in of the first page");
+    void *p = h->base;
+    if (move_pages(0, 1, &p, NULL, &status, 0) == 0)
+        for (int i = 0; i < n; i++) {
+            locus_topo_node_t nd;
+            locus_topo_node(topo, idx[i], &nd);
+            if (nd.os_index == status)
+                *phase = (uint64_t)i;
+        }
+    return LOCUS_OK;
+}
+
 /* Slots, cores and threads for the policy; then the parallel fault-in. */
 static locus_status_t fault(struct locus_heap *h, const locus_heap_attr_t *a, const locus_topo_t *topo,
                             const int *idx, int n, kind_t k)
 {
+    locus_status_t st0 = LOCUS_OK;
     int nslots = a->policy == LOCUS_HEAP_BIND ? 1 : n;
     int slot_cpus[HEAP_PLAN_MAX_SLOTS] = {0};
     const int *slot_list[HEAP_PLAN_MAX_SLOTS] = {0};
@@ -345,14 +370,19 @@ static locus_status_t fault(struct locus_heap *h, const locus_heap_attr_t *a, co
         slot_cpus[0] = nb;
         slot_list[0] = bind_cpus;
     }
-    int max_threads = a->threads ? a->threads : 4096;
+    int want = a->threads, cores = 0;
+    for (int i = 0; i < nslots; i++)
+        cores += slot_cpus[i];
+    if (!want && !cores) /* only memory-only nodes: every usable cpu helps */
+        want = locus_topo_num_cpus(topo);
+    int max_threads = want ? want : 4096;
     int *home = calloc((size_t)max_threads, sizeof(int)), *core = calloc((size_t)max_threads, sizeof(int));
     int *cpus = calloc((size_t)max_threads, sizeof(int));
     if (!home || !core || !cpus) {
         free(home); free(core); free(cpus);
         return locus_err(LOCUS_ERR_NO_MEMORY, "heap: cannot allocate thread tables");
     }
-    int nt = heap_plan_threads(nslots, slot_cpus, a->threads, max_threads, home, core);
+    int nt = heap_plan_threads(nslots, slot_cpus, want, max_threads, home, core);
     for (int t = 0; t < nt; t++)
         cpus[t] = home[t] >= 0 ? slot_list[home[t]][core[t]]
                                : locus_topo_cpu(topo, core[t] % locus_topo_num_cpus(topo));
@@ -369,26 +399,27 @@ static locus_status_t fault(struct locus_heap *h, const locus_heap_attr_t *a, co
         free(home); free(core); free(cpus);
         return locus_err(LOCUS_ERR_NO_MEMORY, "heap: cannot allocate the plan");
     }
-    /* The kernel interleaves anonymous memory on (address / page) and a
-     * hugetlb mapping on its offset in the mapping. */
-    uint64_t phase = h->hugetlb ? 0 : (uint64_t)(uintptr_t)h->base / k.page;
+    uint64_t phase = 0;
+    if (a->policy == LOCUS_HEAP_INTERLEAVE && n > 1 && (st0 = interleave_phase(h, topo, idx, n, k, &phase)))
+        goto out;
     heap_plan_init(plan, units, k.page, round_up(chunk, k.page) / k.page, nslots,
                    a->policy == LOCUS_HEAP_INTERLEAVE, phase,
                    a->policy == LOCUS_HEAP_LOCAL ? weights : NULL);
     heap_fault_args_t fa = {h->base, plan, nt, cpus, home, h->hugetlb ? k.page : 4096,
                             a->progress, a->progress_arg};
     bool fallback = false;
-    locus_status_t st = heap_fault_in(&fa, &fallback);
+    st0 = heap_fault_in(&fa, &fallback);
     h->stats.threads = nt;
     h->stats.populate_fallback = fallback;
     if (fallback)
         heap_note(h, "MADV_POPULATE_WRITE unsupported (kernel < 5.14): pages written every %llu bytes",
                   (unsigned long long)fa.touch_stride);
+out:
     free(plan);
     free(home);
     free(core);
     free(cpus);
-    return st;
+    return st0;
 }
 
 static locus_status_t create(struct locus_heap *h, const locus_heap_attr_t *a, const locus_topo_t *topo)

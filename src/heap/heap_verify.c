@@ -92,8 +92,8 @@ static locus_status_t histogram(struct locus_heap *h, locus_heap_verify_t mode)
                 s->node_units[k]++;
             else if (st == -ENOENT)
                 s->not_faulted++;
-            else if (st == -EFAULT)
-                s->zero_page++;
+            else if (st == -EFAULT) /* zero page; kernels < 6.x say so for untouched too */
+                s->not_faulted++, s->zero_page++;
             else
                 s->other_status++;
         }

@@ -301,8 +301,8 @@ TEST_F(Heap, FirstTouchUnfaultedUntilTouched)
     for (int i = 0; i < s.num_nodes; i++)
         on_nodes += s.node_units[i];
     EXPECT_EQ(on_nodes, 8192u);
-    EXPECT_EQ(s.zero_page, 1u);
-    EXPECT_EQ(s.not_faulted, 8191u);
+    EXPECT_EQ(s.zero_page, 1u);      // the page only read
+    EXPECT_EQ(s.not_faulted, 8192u); // the untouched half, that page included
     locus_heap_destroy(h);
 }
 
