@@ -38,6 +38,24 @@ if [ "$mode" = noboot ]; then
     expect 77 "QEMU cannot start here" --nodes 2 --qemu /bin/false --kernel "$tmp/fake-vmlinuz" --no-extract -- true
     expect 2 "--bin '/nonexistent/x': no such file" --nodes 2 --qemu /bin/true --kernel "$tmp/fake-vmlinuz" --no-extract --bin /nonexistent/x -- true
     expect 2 "destination 'rel' must be an absolute" --nodes 1 --print-initramfs "$tmp/i.cpio" --file /etc/hostname:rel -- true
+    # Failure paths, with a stand-in QEMU (tests/vm/fake_qemu.sh).
+    FAKE="$(dirname "$0")/fake_qemu.sh"
+    fake="--nodes 2 --qemu $FAKE --kernel $tmp/fake-vmlinuz --no-extract --start-timeout 2"
+    FAKE_QEMU_MODE=stall expect 125 "did not reach the command in 2 boots" $fake --retries 1 -- true
+    FAKE_QEMU_MODE=stall-once FAKE_QEMU_STATE=$tmp/state expect 5 "hello from boot 2" $fake --retries 2 -- true
+    grep -q "killing and retrying" "$tmp/out" || fail "stall-once: no retry message"
+    FAKE_QEMU_MODE=panic expect 125 "stopped without reporting an exit status" $fake -- true
+    FAKE_QEMU_MODE=setup expect 125 "guest setup failed: insmod x.ko: fake" $fake -- true
+    # QEMU never outlives locus-vm, even when locus-vm is killed hard.
+    FAKE_QEMU_MODE=stall FAKE_QEMU_PID=$tmp/qpid "$VM" $fake --start-timeout 60 -- true >/dev/null 2>&1 &
+    vmpid=$!
+    i=0; while [ ! -s "$tmp/qpid" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+    qpid=$(cat "$tmp/qpid" 2>/dev/null)
+    kill -9 $vmpid; wait $vmpid 2>/dev/null
+    sleep 0.5
+    if [ -z "$qpid" ]; then fail "fake QEMU did not start"
+    elif kill -0 "$qpid" 2>/dev/null && ! grep -q '^State:.*Z' "/proc/$qpid/status" 2>/dev/null; then fail "QEMU (pid $qpid) survived a killed locus-vm"; kill "$qpid"
+    else echo "ok: QEMU dies with locus-vm"; fi
     # The initramfs: busybox, /init, numactl with libnuma and the loader, files where asked.
     expect 0 "" --nodes 1 --print-initramfs "$tmp/i.cpio" --bin "$(command -v numactl)" \
         --file /etc/hostname:/data/ --file "$tmp/fake-vmlinuz:/x/y" -- true
@@ -66,12 +84,23 @@ else
     sed 's/^/  | /' "$tmp/out" "$tmp/err"
     [ $rc = 7 ] || fail "exit status $rc, expected 7"
     printf 'payload 42\nfoo=a b nodes=1\npartial\n' | cmp -s - "$tmp/out" || fail "guest output differs from the command's output"
-    # The in-guest watchdog ends a command that runs past --timeout.
-    "$VM" --nodes 1 --timeout 5 -- 'echo started; sleep 600' >"$tmp/out" 2>"$tmp/err"
+    # The guest environment the harness promises; then the in-guest watchdog ends a
+    # command that runs past --timeout.
+    "$VM" --nodes 1 --timeout 8 -- 'cat /sys/kernel/mm/transparent_hugepage/enabled
+        echo "numa_balancing=$(cat /proc/sys/kernel/numa_balancing)"
+        grep -qw avx2 /proc/cpuinfo && echo avx2; grep -qw avx512f /proc/cpuinfo && echo avx512f
+        echo started; sleep 600' >"$tmp/out" 2>"$tmp/err"
     rc=$?
     sed 's/^/  | /' "$tmp/out" "$tmp/err"
     [ $rc = 124 ] || fail "timeout: exit $rc, expected 124"
     grep -q "time limit" "$tmp/err" || fail "timeout: no message"
+    grep -q "started" "$tmp/out" || fail "timeout: the command did not start"
+    grep -q '^\[always\] madvise never$' "$tmp/out" || fail "guest THP is not 'always'"
+    grep -qx "numa_balancing=0" "$tmp/out" || fail "guest numa_balancing is not 0"
+    grep -qx avx2 "$tmp/out" || fail "guest has no AVX2"
+    if [ ! -d /sys/module/kvm_intel ] && [ ! -d /sys/module/kvm_amd ]; then
+        grep -qx avx512f "$tmp/out" && fail "TCG guest reports AVX-512"
+    fi
 fi
 [ $fails = 0 ] && echo "harness selftest ($mode): ok"
 [ $fails = 0 ]
