@@ -185,8 +185,8 @@ static int parse_args(int argc, char **argv, locus_heap_attr_t *a, bool *json, b
         case 'C': *cmp = true; break;
         case 'h': usage(stdout); return 0;
         default:
-            usage(stderr);
-            return cli_usage_error("heap", "unknown or incomplete option '%s'", argv[optind - 1]);
+            return cli_usage_error("heap", "unknown or incomplete option '%s' (see locus heap --help)",
+                                   argv[optind - 1]);
         }
         if (st) {
             const char *name = "?";

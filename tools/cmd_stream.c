@@ -237,7 +237,9 @@ int locus_cmd_stream(int argc, char **argv)
         case 'r': opt = "reps"; st = locus_parse_int(optarg, 1, 100000, &reps); break;
         case 'j': json = true; break;
         case 'h': usage(stdout); return 0;
-        default: usage(stderr); return cli_usage_error("stream", "unknown or incomplete option '%s'", argv[optind - 1]);
+        default:
+            return cli_usage_error("stream", "unknown or incomplete option '%s' (see locus stream --help)",
+                                   argv[optind - 1]);
         }
         if (st)
             return cli_usage_error("stream", "--%s %s", opt, locus_last_error());
