@@ -29,7 +29,7 @@
 typedef struct {
     size_t sizes[MAX_SIZES];
     int nsizes, reps;
-    bool calibrate, pollution, kernels;
+    bool calibrate, pollution, kernels, default_sizes;
     uint64_t max_size;
 } opts_t;
 
@@ -71,28 +71,46 @@ static void copy_once(int c, void *d, const void *s, size_t n)
  * batches: on a shared machine a batch that lost the cpu is an outlier the
  * median drops, where long batches would all be hit. One loop per kind of
  * contender, so the loop itself costs the same for glibc and the selector. */
+/* One function per loop, each 64-byte aligned with its loop aligned too: at
+ * 64 B a copy takes ~10 cycles and where a tight loop falls relative to the
+ * fetch blocks alone moved the ratio by 10 %. */
+#define BENCH_LOOP __attribute__((noinline, aligned(64), optimize("align-loops=64")))
+
+static BENCH_LOOP void loop_glibc(void *d, const void *s, size_t n, long iters)
+{
+    for (long i = 0; i < iters; i++) {
+        memcpy(d, s, n);
+        __asm__ volatile("" ::: "memory");
+    }
+}
+
+static BENCH_LOOP void loop_selector(void *d, const void *s, size_t n, long iters)
+{
+    for (long i = 0; i < iters; i++) {
+        locus_copy(d, s, n, LOCUS_COPY_HINT_NONE);
+        __asm__ volatile("" ::: "memory");
+    }
+}
+
+static BENCH_LOOP void loop_kernel(copy_fn_t fn, void *d, const void *s, size_t n, long iters)
+{
+    for (long i = 0; i < iters; i++) {
+        fn(d, s, n);
+        __asm__ volatile("" ::: "memory");
+    }
+}
+
 static double measure(int c, void *d, const void *s, size_t n, long iters)
 {
     if (n <= (32u << 20))
         copy_once(c, d, s, n); /* warm: same buffers as the timed copies */
     double t0 = now();
     if (c == C_GLIBC)
-        for (long i = 0; i < iters; i++) {
-            memcpy(d, s, n);
-            __asm__ volatile("" ::: "memory");
-        }
+        loop_glibc(d, s, n, iters);
     else if (c == C_SELECTOR)
-        for (long i = 0; i < iters; i++) {
-            locus_copy(d, s, n, LOCUS_COPY_HINT_NONE);
-            __asm__ volatile("" ::: "memory");
-        }
-    else {
-        copy_fn_t fn = copy_kernels[c].fn;
-        for (long i = 0; i < iters; i++) {
-            fn(d, s, n);
-            __asm__ volatile("" ::: "memory");
-        }
-    }
+        loop_selector(d, s, n, iters);
+    else
+        loop_kernel(copy_kernels[c].fn, d, s, n, iters);
     double t = now() - t0;
     return (double)n * (double)iters / t / 1e9;
 }
@@ -111,8 +129,11 @@ static long iterations(void *d, const void *s, size_t n)
     }
 }
 
-/* Medians of GB/s for contenders cs[0..nc) at size n. */
-static void sweep_size(const int *cs, int nc, char *d, const char *s, size_t n, int reps, double *out)
+/* Medians of GB/s for contenders cs[0..nc) at size n; *ratio (if not NULL):
+ * median over rounds of contender 1 / contender 0 measured in the same round
+ * (adjacent batches), which cancels the load changes between rounds. */
+static void sweep_size(const int *cs, int nc, char *d, const char *s, size_t n, int reps, double *out,
+                       double *ratio)
 {
     static double v[64][MAX_REPS];
     long it = iterations(d, s, n);
@@ -124,6 +145,25 @@ static void sweep_size(const int *cs, int nc, char *d, const char *s, size_t n, 
             int i = r % 2 ? nc - 1 - j : j; /* alternate the order: no contender always goes first */
             v[i][r] = measure(cs[i], d, s, n, it);
         }
+    if (ratio) {
+        /* Extra back-to-back pairs for the ratio: about 0.3 s worth, 9..101. */
+        double batch = (double)n * (double)it / (out[0] = median(v[0], reps)) / 1e9;
+        int pairs = (int)(0.15 / (batch > 1e-6 ? batch : 1e-6));
+        pairs = pairs < 9 ? 9 : pairs > MAX_REPS ? MAX_REPS : pairs;
+        double rr[MAX_REPS];
+        for (int r = 0; r < pairs; r++) {
+            double a, b;
+            if (r % 2) {
+                b = measure(cs[1], d, s, n, it);
+                a = measure(cs[0], d, s, n, it);
+            } else {
+                a = measure(cs[0], d, s, n, it);
+                b = measure(cs[1], d, s, n, it);
+            }
+            rr[r] = b / a;
+        }
+        *ratio = median(rr, pairs);
+    }
     for (int i = 0; i < nc; i++)
         out[i] = median(v[i], reps);
 }
@@ -161,9 +201,9 @@ static int run_sweep(const opts_t *o, char *d, char *s, const locus_copy_params_
         for (int k = 1; k < locus_copy_num_kernels(); k++) /* kernel 0 is glibc itself */
             if (locus_copy_kernel_available(k))
                 cs[nc++] = k;
-    static double gbs[MAX_SIZES][64];
-    printf("GB/s (1e9 B/s), median of %d rounds, same buffers reused (cache-hot where they fit)\n\n",
-           o->reps);
+    static double gbs[MAX_SIZES][64], ratios[MAX_SIZES];
+    printf("GB/s (1e9 B/s), median of %d rounds (x3 up to 64K), same buffers reused (cache-hot where\n"
+           "they fit); ratio = median of locus/glibc over 9..101 extra pairs of back-to-back batches\n\n", o->reps);
     printf("%8s %8s %8s %6s  %-10s", "size", "glibc", "locus", "ratio", "chosen");
     for (int i = 2; i < nc; i++)
         printf(" %7.7s", locus_copy_kernel_name(cs[i]));
@@ -172,8 +212,9 @@ static int run_sweep(const opts_t *o, char *d, char *s, const locus_copy_params_
     size_t worst_at = 0;
     for (int z = 0; z < o->nsizes; z++) {
         size_t n = o->sizes[z];
-        sweep_size(cs, nc, d, s, n, o->reps, gbs[z]);
-        double ratio = gbs[z][1] / gbs[z][0];
+        double ratio;
+        sweep_size(cs, nc, d, s, n, o->reps, gbs[z], &ratio);
+        ratios[z] = ratio;
         if (n >= 64 && ratio < worst) {
             worst = ratio;
             worst_at = n;
@@ -190,7 +231,7 @@ static int run_sweep(const opts_t *o, char *d, char *s, const locus_copy_params_
     printf("\nselector vs glibc: worst ratio %.3f at %s", worst, fmt(worst_at, b1, sizeof b1));
     for (int z = 0; z < o->nsizes; z++)
         if (o->sizes[z] == 64ull << 20)
-            printf("; at 64M %.2fx", gbs[z][1] / gbs[z][0]);
+            printf("; at 64M %.2fx", ratios[z]);
     printf("\n");
     if (o->kernels) {
         printf("measured crossovers (smallest swept size from which the kernel is >= glibc at every "
@@ -314,7 +355,7 @@ static int run_calibrate(const opts_t *o, char *d, char *s, const locus_copy_par
     static double g2[64][4];
     for (int pass = 0; pass < 2; pass++)
         for (int z = 0; z < nz; z++) {
-            sweep_size(cs, nc, d, s, sizes[z], o->reps, pass ? g2[z] : g[z]);
+            sweep_size(cs, nc, d, s, sizes[z], o->reps, pass ? g2[z] : g[z], NULL);
             if (!pass)
                 continue;
             bool worse = g2[z][1] / g2[z][0] < g[z][1] / g[z][0];
@@ -440,6 +481,7 @@ static int parse(int argc, char **argv, opts_t *o)
             o->sizes[o->nsizes++] = (size_t)n;
         }
     } else {
+        o->default_sizes = true;
         for (uint64_t n = 64; n <= o->max_size && o->nsizes < MAX_SIZES; n *= quick ? 4 : 2)
             o->sizes[o->nsizes++] = (size_t)n;
     }
@@ -460,6 +502,16 @@ int locus_bench_copy(int argc, char **argv)
         return cli_fail("bench copy", st);
     locus_copy_params_t p;
     locus_copy_ctx_params(ctx, &p);
+    if (o.default_sizes) /* the selector's own switch points join the sweep */
+        for (int i = 0; i < 2; i++) {
+            size_t t = i ? p.nt_min : p.nt_min - 64;
+            if (t < 64 || t > o.max_size || o.nsizes == MAX_SIZES)
+                continue;
+            int z = o.nsizes++;
+            for (; z > 0 && o.sizes[z - 1] > t; z--)
+                o.sizes[z] = o.sizes[z - 1];
+            o.sizes[z] = t;
+        }
 
     /* Stay on one cpu: the selector's L3 is the one of the cpu it was made on. */
     cpu_set_t set;
