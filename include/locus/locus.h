@@ -10,5 +10,6 @@
 #include <locus/shm.h>
 #include <locus/copy.h>
 #include <locus/heap.h>
+#include <locus/reg.h>
 
 #endif
