@@ -46,7 +46,7 @@ OMPI_NONE = "Open MPI 4.1 vader, no single copy"
 MPICH = "MPICH 4.0 (ch4:ucx)"
 UCX_TLS = [("UCX 1.13 posix", "posix,self"), ("UCX 1.13 sysv", "sysv,self"),
            ("UCX 1.13 posix + cma", "posix,cma,self"), ("UCX 1.13 sm", "sm")]
-ROW_ORDER = [pt.LOCUS, OMPI, OMPI_NONE, MPICH] + [r for r, _ in UCX_TLS] + [pt.CL_ONE, pt.CL_TWO]
+ROW_ORDER = [pt.LOCUS, pt.LOCUS_PRIVATE, OMPI, OMPI_NONE, MPICH] + [r for r, _ in UCX_TLS] + [pt.CL_ONE, pt.CL_TWO]
 
 # ucx_perftest iterations (-n) per (test, size): ~30-60 ms of traffic in near placement.
 UCX_ITERS = {("lat", 8): 100000, ("lat", 4096): 20000, ("lat", 65536): 4000,
@@ -212,6 +212,8 @@ class Session:
     def __init__(self, args, tools):
         self.args, self.tools = args, tools
         self.units, self.n = [], 0
+        # Past the deadline: no more waiting for quiet, no retries, no new repeat.
+        self.deadline = time.monotonic() + 60 * args.max_minutes
         self.raw = os.path.join(args.out, "raw")
         os.makedirs(self.raw, exist_ok=True)
 
@@ -236,8 +238,11 @@ class Session:
 
         fn() → (ok, {row: metrics}, raw text, command)."""
         for attempt in range(self.args.retries + 1):
+            late = time.monotonic() > self.deadline
+            if late and attempt > 0:
+                return
             self.n += 1
-            if self.args.quiet_wait > 0:
+            if self.args.quiet_wait > 0 and not late:
                 wait_quiet(self.args.max_busy, self.args.quiet_wait)
             before = self.probe()
             c0 = cpu_sample()
@@ -318,9 +323,11 @@ def plan(args, tools, sizes, with_locus):
             (MPICH, ["mpirun.mpich", "-np", "2", "-bind-to", "core", tools["mpich"]])]
     if with_locus:
         loc = args.locus
-        units += [([pt.LOCUS], "locus " + k, osu_fn(
-            [loc, "run", "-n", "2", "--bind", "core", "--", loc, "bench", bench[k][1],
-             "--sizes", sizes_arg(sizes[k]), "--json"], k, pt.LOCUS)) for k in ("lat", "bw", "mr")]
+        for row, mem in ((pt.LOCUS, "heap"), (pt.LOCUS_PRIVATE, "private")):
+            units += [([row], "locus %s %s" % (mem, k), osu_fn(
+                [loc, "run", "-n", "2", "--bind", "core", "--", loc, "bench", bench[k][1],
+                 "--sizes", sizes_arg(sizes[k]), "--mem", mem, "--json"], k, row))
+                for k in ("lat", "bw", "mr")]
     for row, base in mpis:
         units += [([row], "mpi " + k, osu_fn(base + [bench[k][0], "--sizes", sizes_arg(sizes[k]),
                                                      "--json"], k, row)) for k in ("lat", "bw", "mr")]
@@ -384,6 +391,9 @@ def main():
     ap.add_argument("--quiet-wait", type=float, default=30.0,
                     help="before each run, wait up to this many seconds for the machine to be "
                     "quiet (other processes below --max-busy); 0: do not wait (default 30)")
+    ap.add_argument("--max-minutes", type=float, default=40.0,
+                    help="time budget: past it, stop waiting for quiet, stop retrying and start "
+                    "no new repeat (default 40)")
     ap.add_argument("--quick", action="store_true",
                     help="smoke run: 1 repeat, fewer sizes, shorter UCX runs")
     ap.add_argument("--skip-locus", action="store_true", help="measure the peers only")
@@ -423,14 +433,19 @@ def main():
     cond0 = conditions()
     sess = Session(args, tools)
     units = plan(args, tools, sizes, with_locus)
+    done = 0
     for rep in range(args.repeats):
+        if rep > 0 and time.monotonic() > sess.deadline:
+            log("--max-minutes reached: stopping after %d repeat(s)" % rep)
+            break
         log("repeat %d/%d" % (rep + 1, args.repeats))
         for rows, label, fn in units:
             sess.unit(rows, label, fn)
+        done += 1
     res = {"date": stamp.strftime("%Y-%m-%d %H:%M"),
            "command": " ".join(["python3", os.path.relpath(os.path.abspath(sys.argv[0]), ROOT)]
                                + sys.argv[1:]),
-           "repeats": args.repeats, "reference": args.reference, "max_busy": args.max_busy,
+           "repeats": done, "reference": args.reference, "max_busy": args.max_busy,
            "with_locus": with_locus,
            "conditions_before": cond0, "conditions_after": conditions(),
            "units": pt.units_to_json(sess.units)}

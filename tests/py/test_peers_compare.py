@@ -212,3 +212,15 @@ def test_compare_rerenders_a_recorded_run():
         line = next(ln for ln in out.splitlines() if ln.startswith("| %s |" % row))
         for cell, v in cells.items():
             assert pt.fmt(v, cell[0]) in line
+
+
+def test_private_buffer_row_gets_its_own_targets():
+    med = sample_medians()
+    med[pt.LOCUS_PRIVATE] = {("lat", 8): 0.2, ("mr", 8): 5.0, ("mr", 128): 5.0}
+    md = pt.render(med, {})
+    assert "| target (%s) |" % pt.LOCUS in md
+    assert "| target (%s) |" % pt.LOCUS_PRIVATE in md
+    priv = dict((n, v) for n, _, _, _, _, _, v in pt.targets(med, pt.LOCUS_PRIVATE))
+    assert priv["8 B latency vs best peer"] == "FAIL"        # 0.2 / 0.14
+    assert priv["message rate 128 B vs 8 B"] == "PASS"
+    assert priv["bandwidth 1 MiB vs best peer"] == "n/a"
