@@ -7,5 +7,9 @@ bash scripts/deps.sh
 bash scripts/build.sh
 rc=0
 (cd build && ctest --output-on-failure --timeout 900 -j 2) || rc=$?
-.venv/bin/python -m pytest -q tests/py || { r=$?; [ $r -eq 5 ] || rc=$r; }
+if compgen -G "tests/py/test_*.py" >/dev/null; then
+  .venv/bin/python -m pytest -q tests/py || rc=$?
+else
+  echo "pytest: no Python tests yet"
+fi
 exit $rc
