@@ -146,10 +146,10 @@ static void sweep_size(const int *cs, int nc, char *d, const char *s, size_t n, 
             v[i][r] = measure(cs[i], d, s, n, it);
         }
     if (ratio) {
-        /* Extra back-to-back pairs for the ratio: about 0.3 s worth, 9..101. */
+        /* Extra back-to-back pairs for the ratio: about 0.6 s worth, 21..101. */
         double batch = (double)n * (double)it / (out[0] = median(v[0], reps)) / 1e9;
-        int pairs = (int)(0.15 / (batch > 1e-6 ? batch : 1e-6));
-        pairs = pairs < 9 ? 9 : pairs > MAX_REPS ? MAX_REPS : pairs;
+        int pairs = (int)(0.3 / (batch > 1e-6 ? batch : 1e-6));
+        pairs = pairs < 21 ? 21 : pairs > MAX_REPS ? MAX_REPS : pairs;
         double rr[MAX_REPS];
         for (int r = 0; r < pairs; r++) {
             double a, b;
@@ -203,7 +203,7 @@ static int run_sweep(const opts_t *o, char *d, char *s, const locus_copy_params_
                 cs[nc++] = k;
     static double gbs[MAX_SIZES][64], ratios[MAX_SIZES];
     printf("GB/s (1e9 B/s), median of %d rounds (x3 up to 64K), same buffers reused (cache-hot where\n"
-           "they fit); ratio = median of locus/glibc over 9..101 extra pairs of back-to-back batches\n\n", o->reps);
+           "they fit); ratio = median of locus/glibc over 21..101 extra pairs of back-to-back batches\n\n", o->reps);
     printf("%8s %8s %8s %6s  %-10s", "size", "glibc", "locus", "ratio", "chosen");
     for (int i = 2; i < nc; i++)
         printf(" %7.7s", locus_copy_kernel_name(cs[i]));
