@@ -6,6 +6,7 @@
 #include "core/error.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -196,9 +197,12 @@ static bool try_send(locus_shm_ep_t *ep, locus_shm_req_t *r)
     return true;
 }
 
+/* Called once the request is off every list (control requests die here). */
 static void after_send(locus_shm_ep_t *ep, locus_shm_req_t *r)
 {
-    if (r->kind == RQ_SEND && r->state == RS_WAIT_FIN)
+    if (r->kind == RQ_CTRL)
+        req_free(ep, r);
+    else if (r->kind == RQ_SEND && r->state == RS_WAIT_FIN)
         list_push(&ep->rndv, r);
 }
 
@@ -471,9 +475,17 @@ locus_status_t locus_shm_progress(locus_shm_ep_t *ep)
         return locus_err(LOCUS_ERR_INVALID, "endpoint NULL: expected one from locus_shm_init");
     if (ep->fatal)
         return fatal_err(ep);
-    progress_rx(ep);
+    int did = progress_rx(ep);
     if (!ep->fatal && ep->nactive)
-        progress_tx(ep);
+        did += progress_tx(ep);
+    /* Spinning only pays when every process has a CPU: when oversubscribed,
+     * give the CPU to the peer we are waiting for. */
+    if (did)
+        ep->idle_run = 0;
+    else if (++ep->idle_run >= ep->yield_after) {
+        ep->idle_run = 0;
+        sched_yield();
+    }
     /* Liveness: a clock read every 1024 calls, a poll() of the pidfds every ms. */
     if (!ep->fatal && (++ep->idle_spins & 1023) == 0) {
         uint64_t now = shm_now_ns();

@@ -119,6 +119,7 @@ struct locus_shm_ep {
     pid_t *pids;
     struct pollfd *pfds;    /* pidfds of the peers (-1 when unavailable) */
     uint32_t idle_spins;
+    uint32_t idle_run, yield_after; /* consecutive idle progress calls; yield threshold */
     uint64_t next_live_ns;
     locus_status_t fatal;   /* PEER_FAILED / CORRUPT once broken */
     char fatal_msg[256];
