@@ -210,10 +210,10 @@ def best_peer(med, cell, lower_is_better):
     return row, v
 
 
-def targets(med, row=LOCUS):
+def targets(med, who=LOCUS):
     """The issue's targets for one locus row: (name, value, reference, ratio,
     limit, verdict); verdict is PASS, FAIL or n/a (a figure is missing)."""
-    loc = med.get(row, {})
+    loc = med.get(who, {})
     out = []
 
     def add(name, value, ref_name, ref, ratio, limit, ok):
@@ -236,7 +236,7 @@ def targets(med, row=LOCUS):
     base = loc.get(("mr", 8))
     for s in MR_SIZES[1:]:
         r = _ratio(loc.get(("mr", s)), base)
-        add("message rate %s vs 8 B" % size_label(s), loc.get(("mr", s)), "%s, 8 B" % row,
+        add("message rate %s vs 8 B" % size_label(s), loc.get(("mr", s)), "%s, 8 B" % who,
             base, r, ">= %.1f" % MR_VS_8B_MIN, lambda x: x >= MR_VS_8B_MIN)
     return out
 

@@ -224,3 +224,5 @@ def test_private_buffer_row_gets_its_own_targets():
     assert priv["8 B latency vs best peer"] == "FAIL"        # 0.2 / 0.14
     assert priv["message rate 128 B vs 8 B"] == "PASS"
     assert priv["bandwidth 1 MiB vs best peer"] == "n/a"
+    refs = {n: r for n, _, r, _, _, _, _ in pt.targets(med, pt.LOCUS_PRIVATE)}
+    assert refs["message rate 128 B vs 8 B"] == pt.LOCUS_PRIVATE + ", 8 B"
