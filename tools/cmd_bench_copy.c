@@ -129,9 +129,29 @@ static long iterations(void *d, const void *s, size_t n)
     }
 }
 
+/* Median over `pairs` back-to-back batches of GB/s(b) / GB/s(a); the order
+ * alternates. */
+static double pair_ratio(int a, int b, char *d, const char *s, size_t n, long it, int pairs)
+{
+    double rr[MAX_REPS];
+    for (int r = 0; r < pairs; r++) {
+        double x, y;
+        if (r % 2) {
+            y = measure(b, d, s, n, it);
+            x = measure(a, d, s, n, it);
+        } else {
+            x = measure(a, d, s, n, it);
+            y = measure(b, d, s, n, it);
+        }
+        rr[r] = y / x;
+    }
+    return median(rr, pairs);
+}
+
 /* Medians of GB/s for contenders cs[0..nc) at size n; *ratio (if not NULL):
  * median over rounds of contender 1 / contender 0 measured in the same round
- * (adjacent batches), which cancels the load changes between rounds. */
+ * (adjacent batches), which cancels the load changes between rounds;
+ * ratio[1]: the same for glibc against itself. */
 static void sweep_size(const int *cs, int nc, char *d, const char *s, size_t n, int reps, double *out,
                        double *ratio)
 {
@@ -146,23 +166,14 @@ static void sweep_size(const int *cs, int nc, char *d, const char *s, size_t n, 
             v[i][r] = measure(cs[i], d, s, n, it);
         }
     if (ratio) {
-        /* Extra back-to-back pairs for the ratio: about 0.6 s worth, 21..101. */
-        double batch = (double)n * (double)it / (out[0] = median(v[0], reps)) / 1e9;
+        /* Extra back-to-back pairs for the ratio: about 0.6 s worth, 21..101.
+         * ratio[1]: the same with glibc against itself (an A/A control: the
+         * noise of the ratio in this run). */
+        double batch = (double)n * (double)it / median(v[0], reps) / 1e9;
         int pairs = (int)(0.3 / (batch > 1e-6 ? batch : 1e-6));
         pairs = pairs < 21 ? 21 : pairs > MAX_REPS ? MAX_REPS : pairs;
-        double rr[MAX_REPS];
-        for (int r = 0; r < pairs; r++) {
-            double a, b;
-            if (r % 2) {
-                b = measure(cs[1], d, s, n, it);
-                a = measure(cs[0], d, s, n, it);
-            } else {
-                a = measure(cs[0], d, s, n, it);
-                b = measure(cs[1], d, s, n, it);
-            }
-            rr[r] = b / a;
-        }
-        *ratio = median(rr, pairs);
+        ratio[0] = pair_ratio(cs[0], cs[1], d, s, n, it, pairs);
+        ratio[1] = pair_ratio(cs[0], cs[0], d, s, n, it, pairs);
     }
     for (int i = 0; i < nc; i++)
         out[i] = median(v[i], reps);
@@ -203,8 +214,9 @@ static int run_sweep(const opts_t *o, char *d, char *s, const locus_copy_params_
                 cs[nc++] = k;
     static double gbs[MAX_SIZES][64], ratios[MAX_SIZES];
     printf("GB/s (1e9 B/s), median of %d rounds (x3 up to 64K), same buffers reused (cache-hot where\n"
-           "they fit); ratio = median of locus/glibc over 21..101 extra pairs of back-to-back batches\n\n", o->reps);
-    printf("%8s %8s %8s %6s  %-10s", "size", "glibc", "locus", "ratio", "chosen");
+           "they fit); ratio = median of locus/glibc over 21..101 extra pairs of back-to-back batches;\n"
+           "A/A = the same for glibc against itself (the noise of a ratio in this run)\n\n", o->reps);
+    printf("%8s %8s %8s %6s %6s  %-10s", "size", "glibc", "locus", "ratio", "A/A", "chosen");
     for (int i = 2; i < nc; i++)
         printf(" %7.7s", locus_copy_kernel_name(cs[i]));
     printf("\n");
@@ -212,15 +224,15 @@ static int run_sweep(const opts_t *o, char *d, char *s, const locus_copy_params_
     size_t worst_at = 0;
     for (int z = 0; z < o->nsizes; z++) {
         size_t n = o->sizes[z];
-        double ratio;
-        sweep_size(cs, nc, d, s, n, o->reps, gbs[z], &ratio);
-        ratios[z] = ratio;
+        double rr[2];
+        sweep_size(cs, nc, d, s, n, o->reps, gbs[z], rr);
+        double ratio = ratios[z] = rr[0];
         if (n >= 64 && ratio < worst) {
             worst = ratio;
             worst_at = n;
         }
         char b[32];
-        printf("%8s %8.2f %8.2f %6.3f  %-10s", fmt(n, b, sizeof b), gbs[z][0], gbs[z][1], ratio,
+        printf("%8s %8.2f %8.2f %6.3f %6.3f  %-10s", fmt(n, b, sizeof b), gbs[z][0], gbs[z][1], ratio, rr[1],
                locus_copy_kernel_name(locus_copy_ctx_select(ctx, n, LOCUS_COPY_HINT_NONE)));
         for (int i = 2; i < nc; i++)
             printf(" %7.2f", gbs[z][i]);

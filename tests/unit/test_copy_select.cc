@@ -292,3 +292,36 @@ TEST_F(Select, CalibrationFileAppliesOnlyToTheSameL3)
     EXPECT_STREQ(locus_copy_calibration_path(buf, sizeof buf), "/tmp/xdg/locus/copy.conf");
     unsetenv("XDG_CACHE_HOME");
 }
+
+TEST_F(Select, CopiesAroundEveryThresholdAreExact)
+{
+    // Far peer: both thresholds are live for the hinted copies.
+    auto *t = synthetic("pack:1 [numa(memory=8GB)] l3:2 core:4 pu:1");
+    ASSERT_NE(t, nullptr);
+    auto *far = ctx(t, 0, 6);
+    auto p = params(far);
+    std::vector<size_t> sizes;
+    for (uint64_t th : {p.nt_min_far, p.nt_min})
+        for (long d : {-65L, -1L, 0L, 1L, 63L})
+            sizes.push_back((size_t)((long)th + d));
+    size_t max = p.nt_min + 64 + 128;
+    std::vector<unsigned char> src(max), dst(max + 128);
+    for (size_t i = 0; i < src.size(); i++) src[i] = (unsigned char)(i * 131 + 7);
+    for (size_t len : sizes)
+        for (int h = 0; h < 4; h++) {
+            std::fill(dst.begin(), dst.end(), 0xA5);
+            unsigned char *d = dst.data() + 64 + 3;
+            const unsigned char *s = src.data() + 29;
+            ASSERT_EQ(locus_copy_ctx_copy(far, d, s, len, len, (locus_copy_hint_t)h), LOCUS_OK);
+            ASSERT_EQ(std::memcmp(d, s, len), 0) << "len " << len << " hint " << h;
+            for (size_t i = 0; i < 67; i++) ASSERT_EQ(dst[i], 0xA5) << "guard before, len " << len;
+            for (size_t i = 0; i < 64; i++) ASSERT_EQ(d[len + i], 0xA5) << "guard after, len " << len;
+            // A piece of a larger transfer uses the transfer's kernel; the bytes are the same.
+            ASSERT_EQ(locus_copy_ctx_copy(far, d, s, 1000, len, (locus_copy_hint_t)h), LOCUS_OK);
+            ASSERT_EQ(std::memcmp(d, s, 1000), 0);
+        }
+    EXPECT_EQ(locus_copy_ctx_copy(far, dst.data(), src.data(), 8, 4, LOCUS_COPY_HINT_NONE),
+              LOCUS_ERR_INVALID);
+    EXPECT_EQ(locus_copy_ctx_copy(nullptr, dst.data(), src.data(), 8, 8, LOCUS_COPY_HINT_NONE),
+              LOCUS_ERR_INVALID);
+}
