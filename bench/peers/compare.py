@@ -357,8 +357,9 @@ def conditions():
 
 
 def report(res):
-    med, counts = pt.aggregate(pt.units_from_json(res["units"]), res["reference"],
-                               res.get("max_busy"))
+    units = pt.units_from_json(res["units"])
+    med, counts = pt.aggregate(units, res["reference"], res.get("max_busy"))
+    foreign = pt.foreign_by_row(units, res["reference"], res.get("max_busy"))
     kept, disc, busy, fail = (sum(c[i] for c in counts.values()) for i in range(4))
     c0, c1 = res["conditions_before"], res["conditions_after"]
     head = ["Measured %s UTC by `%s`." % (res["date"], res["command"]),
@@ -371,7 +372,7 @@ def report(res):
                busy, fail, c0["load"], c1["load"], c0["cpu"], c0["kernel"], c0["ncpu"])]
     if not res["with_locus"]:
         head.append("locus was not measured (not built or --skip-locus): its column is pending.")
-    return "\n".join(head) + "\n\n" + pt.render(med, counts, ROW_ORDER)
+    return "\n".join(head) + "\n\n" + pt.render(med, counts, ROW_ORDER, foreign=foreign)
 
 
 def main():

@@ -194,6 +194,16 @@ def aggregate(units, reference="near", max_busy=None):
     return med, counts
 
 
+def foreign_by_row(units, reference="near", max_busy=None):
+    """Median share of the CPU time other processes used during a row's kept
+    runs: the conditions its figures were measured in."""
+    vals = {}
+    for u in units:
+        if unit_kept(u, reference, max_busy) and u.get("foreign") is not None:
+            vals.setdefault(u["row"], []).append(u["foreign"])
+    return {row: statistics.median(v) for row, v in vals.items()}
+
+
 # ---------------------------------------------------------------- targets
 
 def _ratio(a, b):
@@ -254,8 +264,9 @@ def fmt(v, kind):
     return "%.2f" % v if v < 10 else "%.1f" % v
 
 
-def render(med, counts, row_order=None, cells=CELLS):
-    """The comparison table and the targets table, in markdown."""
+def render(med, counts, row_order=None, cells=CELLS, foreign=None):
+    """The comparison table and the targets table, in markdown. foreign: the
+    per-row share of CPU time used by other processes (adds a column)."""
     rows = list(row_order or [])
     rows += [r for r in med if r not in rows]
     rows = [r for r in rows if r in med or r in counts]
@@ -263,6 +274,8 @@ def render(med, counts, row_order=None, cells=CELLS):
                             "bw %s" % size_label(s) if k == "bw" else
                             "rate %s" % size_label(s) for k, s in cells]
     head += ["rate 128 B / 8 B", "rate 1 KiB / 8 B", "runs kept / discarded / failed"]
+    if foreign is not None:
+        head.append("other load")
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
         m = med.get(r, {})
@@ -271,9 +284,14 @@ def render(med, counts, row_order=None, cells=CELLS):
             cols.append(fmt(_ratio(m.get(("mr", s)), m.get(("mr", 8))), "ratio"))
         k = counts.get(r, [0, 0, 0, 0])
         cols.append("%d / %d / %d" % (k[0], k[1] + k[2], k[3]))
+        if foreign is not None:
+            f = foreign.get(r)
+            cols.append("–" if f is None else "%.0f %%" % (100 * f))
         lines.append("| " + " | ".join(cols) + " |")
     lines.append("")
-    lines.append("Latency: one-way µs; bandwidth: GB/s (1e9 B/s); rate: million messages/s.")
+    lines.append("Latency: one-way µs; bandwidth: GB/s (1e9 B/s); rate: million messages/s"
+                 + ("; other load: median share of the CPU time other processes used during "
+                    "the kept runs." if foreign is not None else "."))
     lines.append("")
     for row in [LOCUS] + [r for r in (LOCUS_PRIVATE,) if r in med]:
         lines.append("")

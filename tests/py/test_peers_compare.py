@@ -226,3 +226,17 @@ def test_private_buffer_row_gets_its_own_targets():
     assert priv["bandwidth 1 MiB vs best peer"] == "n/a"
     refs = {n: r for n, _, r, _, _, _, _ in pt.targets(med, pt.LOCUS_PRIVATE)}
     assert refs["message rate 128 B vs 8 B"] == pt.LOCUS_PRIVATE + ", 8 B"
+
+
+def test_other_load_column_is_the_median_over_kept_runs():
+    units = [unit("X", "near", "near", {("lat", 8): 1.0}, foreign=0.02),
+             unit("X", "near", "near", {("lat", 8): 1.0}, foreign=0.06),
+             unit("X", "near", "near", {("lat", 8): 1.0}, foreign=0.08),
+             unit("X", "near", "near", {("lat", 8): 1.0}, foreign=0.90),   # busy: not kept
+             unit("X", "far", "far", {("lat", 8): 1.0}, foreign=0.00)]     # placement
+    f = pt.foreign_by_row(units, "near", 0.1)
+    assert f == {"X": pytest.approx(0.06)}
+    med, counts = pt.aggregate(units, "near", 0.1)
+    line = next(ln for ln in pt.render(med, counts, foreign=f).splitlines()
+                if ln.startswith("| X |"))
+    assert line.endswith("| 3 / 2 / 0 | 6 % |")
