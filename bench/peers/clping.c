@@ -11,6 +11,9 @@
  * latency, so benchmarks probe before and after each run and keep only runs
  * measured in one placement. Output: human text, `--json`, or with --probe a
  * single `key=value` line. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* sched_setaffinity when built outside CMake */
+#endif
 #include <errno.h>
 #include <sched.h>
 #include <signal.h>
