@@ -27,3 +27,9 @@ if(BUILD_TESTING AND NOT LOCUS_SANITIZE AND NOT LOCUS_TSAN)
     set_tests_properties(copy_sanitized PROPERTIES LABELS "unit;copy;sanitize" TIMEOUT 120)
   endif()
 endif()
+
+# The CLI side: tunable errors, bench copy options, --calibrate round trip (~5 s).
+if(BUILD_TESTING)
+  add_test(NAME copy_cli COMMAND sh ${CMAKE_SOURCE_DIR}/tests/unit/test_copy_cli.sh $<TARGET_FILE:locus_cli>)
+  set_tests_properties(copy_cli PROPERTIES LABELS "unit;copy" TIMEOUT 120)
+endif()
