@@ -344,7 +344,15 @@ locus_status_t locus_copy_ctx_create(const locus_topo_t *topo, int cpu, int peer
     return LOCUS_OK;
 }
 
-void locus_copy_ctx_destroy(locus_copy_ctx_t *ctx) { free(ctx); }
+static locus_copy_ctx_t g_ctx; /* the process-wide context (see below) */
+static void publish_default(void);
+
+/* The process-wide context is static: destroying it is a no-op. */
+void locus_copy_ctx_destroy(locus_copy_ctx_t *ctx)
+{
+    if (ctx != &g_ctx)
+        free(ctx);
+}
 
 locus_status_t locus_copy_ctx_params(const locus_copy_ctx_t *ctx, locus_copy_params_t *out)
 {
@@ -366,6 +374,8 @@ locus_status_t locus_copy_ctx_force(locus_copy_ctx_t *ctx, int k)
                          copy_kernels[k].name);
     ctx->p.forced_kernel = k;
     update_direct(ctx);
+    if (ctx == &g_ctx) /* the inline fast path must see it too */
+        publish_default();
     return LOCUS_OK;
 }
 
@@ -426,7 +436,6 @@ locus_status_t locus_copy_kernel(int k, void *dst, const void *src, size_t len)
 
 /* ---------- the process-wide context ---------- */
 
-static locus_copy_ctx_t g_ctx;
 static locus_status_t g_status;
 static char g_error[512];
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
@@ -451,8 +460,13 @@ static void default_init(void)
         note(&g_ctx, "topology unavailable (%s); used defaults", topo_err);
     locus_topo_destroy(topo);
     if (!g_status)
-        for (int h = 0; h < 4; h++)
-            __atomic_store_n(&locus_copy_memcpy_below_[h], g_ctx.direct_max[h], __ATOMIC_RELEASE);
+        publish_default();
+}
+
+static void publish_default(void)
+{
+    for (int h = 0; h < 4; h++)
+        __atomic_store_n(&locus_copy_memcpy_below_[h], g_ctx.direct_max[h], __ATOMIC_RELEASE);
 }
 
 static locus_status_t default_ctx(const locus_copy_ctx_t **out)

@@ -210,3 +210,31 @@ TEST(CopyKernels, DispatchMatchesExpectedIsa)
     ASSERT_EQ(locus_copy_ctx_params(ctx, &p), LOCUS_OK);
     EXPECT_STREQ(locus_copy_kernel_name(p.nt), avx2 ? "avx2-nt" : "sse2-nt");
 }
+
+TEST(CopySelector, ForcingTheDefaultContextReachesTheInlinePath)
+{
+    locus_copy_ctx_t *ctx = nullptr;
+    ASSERT_EQ(locus_copy_default_ctx(&ctx), LOCUS_OK);
+    locus_copy_params_t p;
+    ASSERT_EQ(locus_copy_ctx_params(ctx, &p), LOCUS_OK);
+    if (p.forced_kernel >= 0)
+        GTEST_SKIP() << "LOCUS_COPY_KERNEL is set";
+    int k = locus_copy_kernel_find("sse2-ntpf");
+    ASSERT_EQ(locus_copy_ctx_force(ctx, k), LOCUS_OK);
+    for (int h = 0; h < 4; h++)
+        EXPECT_EQ(locus_copy_memcpy_below_[h], 0u) << "small copies must reach the forced kernel";
+    EXPECT_EQ(locus_copy_ctx_select(ctx, 64, LOCUS_COPY_HINT_NONE), k);
+    Buffers b(4096);
+    for (size_t len : {0, 1, 64, 1000, 4096})
+        ASSERT_TRUE(b.run(-1, len, 7, 9)) << len;
+    ASSERT_EQ(locus_copy_ctx_force(ctx, -1), LOCUS_OK);
+#ifdef NDEBUG
+    EXPECT_EQ(locus_copy_memcpy_below_[0], p.nt_min);
+#else
+    EXPECT_EQ(locus_copy_memcpy_below_[0], 0u) << "debug builds check every call";
+#endif
+    locus_copy_ctx_destroy(ctx); // the process-wide context survives this
+    ASSERT_TRUE(b.run(-1, 100, 1, 2));
+    ASSERT_EQ(locus_copy_default_ctx(&ctx), LOCUS_OK);
+    EXPECT_EQ(locus_copy_ctx_select(ctx, 64, LOCUS_COPY_HINT_NONE), locus_copy_kernel_find("libc"));
+}
