@@ -478,6 +478,9 @@ locus_status_t locus_shm_progress(locus_shm_ep_t *ep)
     int did = progress_rx(ep);
     if (!ep->fatal && ep->nactive)
         did += progress_tx(ep);
+    /* Liveness: a clock read every 1024 calls (and after each yield, since
+     * yields can be slow), a poll() of the pidfds every millisecond. */
+    bool check = (++ep->idle_spins & 1023) == 0;
     /* Spinning only pays when every process has a CPU: when oversubscribed,
      * give the CPU to the peer we are waiting for. */
     if (did)
@@ -485,9 +488,9 @@ locus_status_t locus_shm_progress(locus_shm_ep_t *ep)
     else if (++ep->idle_run >= ep->yield_after) {
         ep->idle_run = 0;
         sched_yield();
+        check = true;
     }
-    /* Liveness: a clock read every 1024 calls, a poll() of the pidfds every ms. */
-    if (!ep->fatal && (++ep->idle_spins & 1023) == 0) {
+    if (check && !ep->fatal) {
         uint64_t now = shm_now_ns();
         if (now >= ep->next_live_ns) {
             ep->next_live_ns = now + 1000000;

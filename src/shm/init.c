@@ -88,7 +88,7 @@ locus_status_t locus_shm_init(const locus_shm_opts_t *opts, locus_shm_ep_t **out
     shm_proc_t *me = &ep->procs[ep->rank];
     for (int r = 0; r < ep->size; r++) {
         shmq_view(&ep->q[r], ep->base + ep->lay.queues + (uint64_t)r * ep->lay.queue_stride,
-                  ep->lay.ncells, ep->lay.max_len);
+                  ep->lay.ncells, ep->lay.max_len, ep->hdr->salt);
         ep->pids[r] = __atomic_load_n(&ep->procs[r].pid, __ATOMIC_ACQUIRE);
         if (r == ep->rank)
             continue;

@@ -3,8 +3,9 @@
 
 #include <string.h>
 
-void shmq_view(shmq_t *q, void *mem, uint64_t ncells, uint32_t max_len)
+void shmq_view(shmq_t *q, void *mem, uint64_t ncells, uint32_t max_len, uint64_t salt)
 {
+    q->salt = salt | (1ull << 63);
     unsigned char *m = mem;
     q->tail = (uint64_t *)m;
     q->head = (uint64_t *)(m + SHMQ_CELL);
@@ -67,7 +68,9 @@ void shmq_post(shmq_t *q, uint64_t pos, const shmq_hdr_t *h, const void *payload
                 copy(q->cells, (const unsigned char *)payload + n1, h->len - n1, 0);
         }
     }
-    __atomic_store_n(&c->seq, pos + 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&c->seq, (pos + 1) ^ q->salt, __ATOMIC_RELEASE);
+    /* The next claim will likely start right after: own that line early. */
+    __builtin_prefetch(q->cells + ((pos + shmq_cells_for(h->len)) & q->mask) * SHMQ_CELL, 1);
 }
 
 bool shmq_send(shmq_t *q, uint64_t *cached_head, const shmq_hdr_t *h, const void *payload,
@@ -83,7 +86,7 @@ bool shmq_send(shmq_t *q, uint64_t *cached_head, const shmq_hdr_t *h, const void
 const shmq_hdr_t *shmq_peek(shmq_t *q, shmq_rx_t *rx, bool *corrupt)
 {
     shmq_hdr_t *c = (shmq_hdr_t *)(q->cells + (rx->head & q->mask) * SHMQ_CELL);
-    if (__atomic_load_n(&c->seq, __ATOMIC_ACQUIRE) != rx->head + 1)
+    if (__atomic_load_n(&c->seq, __ATOMIC_ACQUIRE) != ((rx->head + 1) ^ q->salt))
         return NULL;
     *corrupt = c->len > q->max_len;
     return c;
@@ -108,11 +111,7 @@ void shmq_read(shmq_t *q, const shmq_rx_t *rx, uint64_t off, void *dst, size_t n
 
 void shmq_consume(shmq_t *q, shmq_rx_t *rx, uint32_t len)
 {
-    uint64_t k = shmq_cells_for(len);
-    /* Cells that held payload could later hold a header: clear their first word. */
-    for (uint64_t i = 1; i < k; i++)
-        *(uint64_t *)(q->cells + ((rx->head + i) & q->mask) * SHMQ_CELL) = 0;
-    rx->head += k;
+    rx->head += shmq_cells_for(len);
     if (rx->head - rx->published >= q->ncells / 4)
         shmq_publish_head(q, rx);
 }

@@ -4,9 +4,13 @@
  * by the receiver) followed by a power-of-two number of cells. A message
  * occupies ceil((32 + len) / 64) consecutive cells (wrapping): a 32-byte header
  * in the first cell, then the payload. The header's first word `seq` is
- * published last (release) as claim position + 1; the receiver waits for
- * seq == head + 1 at its head. Cells that carried payload get their first word
- * zeroed on consumption, so payload bytes can never look like a future header.
+ * published last (release) as (claim position + 1) XOR salt, where the salt is
+ * a random 64-bit value with the top bit set chosen when the segment is made:
+ * the receiver waits for that value at its head. Stale payload in a cell can
+ * only pose as a header if it holds exactly this salted value (never zero, so
+ * fresh cells cannot; ordinary data such as counters or positions cannot; only
+ * a writer that can already write the ring could forge it), so consumed cells
+ * need no clearing and the receiver never writes the cells, only its head.
  * The receiver publishes head in batches; senders cache it per destination and
  * re-read it only when the ring looks full.
  *
@@ -23,7 +27,7 @@
 #define SHMQ_CTL_BYTES 128u
 
 typedef struct shmq_hdr {
-    uint64_t seq;  /* claim position + 1, stored last with release */
+    uint64_t seq;  /* (claim position + 1) ^ salt, stored last with release */
     uint32_t len;  /* payload bytes after the header */
     uint16_t src;
     uint8_t type;
@@ -38,6 +42,7 @@ typedef struct shmq {
     unsigned char *cells;  /* shared */
     uint64_t ncells, mask;
     uint32_t max_len;      /* longest payload a sender may post (bounds check) */
+    uint64_t salt;         /* XORed into seq; top bit set */
 } shmq_t;
 
 /* Receiver-side private state. */
@@ -50,7 +55,7 @@ typedef struct shmq_rx {
 typedef void (*shmq_copy_fn)(void *dst, const void *src, size_t n, int dir);
 
 /* Set up a view over `mem` (SHMQ_CTL_BYTES + ncells * SHMQ_CELL bytes). */
-void shmq_view(shmq_t *q, void *mem, uint64_t ncells, uint32_t max_len);
+void shmq_view(shmq_t *q, void *mem, uint64_t ncells, uint32_t max_len, uint64_t salt);
 /* Zero the control lines and cells (creator only, before publication). */
 void shmq_format(shmq_t *q);
 

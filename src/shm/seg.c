@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
@@ -305,6 +306,10 @@ locus_status_t shm_segment_attach(locus_shm_ep_t *ep, const locus_shm_opts_t *op
         h->eager_bytes = ep->plan.eager_bytes;
         h->max_len = ep->lay.max_len;
         h->creator_pid = (uint32_t)getpid();
+        uint64_t salt = 0;
+        if (getrandom(&salt, sizeof salt, 0) != (ssize_t)sizeof salt)
+            salt = shm_now_ns() * 0x9e3779b97f4a7c15ull ^ (uint64_t)getpid();
+        h->salt = salt | (1ull << 63);
         __atomic_store_n(&h->ready, 1, __ATOMIC_RELEASE);
     } else {
         uint64_t deadline = shm_now_ns() + (uint64_t)(timeout_s * 1e9);

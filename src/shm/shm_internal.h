@@ -23,7 +23,7 @@ typedef struct shm_seg_hdr {
     uint32_t version, nprocs;
     uint64_t segment_bytes, queue_bytes, heap_bytes, eager_bytes;
     uint32_t max_len, creator_pid;
-    uint64_t _pad0[1];
+    uint64_t salt; /* ring header salt (random, top bit set) */
     uint32_t ready; uint32_t _pad1[15];
     uint32_t attached; uint32_t _pad2[15];
     uint32_t unlinked; uint32_t _pad3[15];

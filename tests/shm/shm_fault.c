@@ -28,6 +28,20 @@ static void nap(double s)
     nanosleep(&ts, NULL);
 }
 
+/* Does process pid map the segment called name? */
+static bool maps_segment(pid_t pid, const char *name)
+{
+    char path[64], line[512];
+    snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
+    FILE *f = fopen(path, "r");
+    bool found = false;
+    while (f && !found && fgets(line, sizeof line, f))
+        found = strstr(line, name) != NULL;
+    if (f)
+        fclose(f);
+    return found;
+}
+
 static void kill_all(pid_t *pids, int n)
 {
     for (int r = 0; r < n; r++)
@@ -85,13 +99,11 @@ int main(int argc, char **argv)
             }
             pids[r] = p;
         }
-        /* All attached once rank 0's name is gone (it exists from creation). */
+        /* All attached once the name is gone while rank 0 has the segment mapped. */
         double t0 = now_s();
         bool seen = false;
         while (now_s() - t0 < 10) {
-            bool exists = access(path, F_OK) == 0;
-            seen |= exists;
-            if (seen && !exists)
+            if (access(path, F_OK) != 0 && (seen = maps_segment(pids[0], name)))
                 break;
             nap(0.0002);
         }
@@ -132,6 +144,14 @@ int main(int argc, char **argv)
         if (left) {
             fprintf(stderr, "iteration %d: %d survivor(s) still running 2 s after rank %d was "
                     "killed (hang)\n", it, left, victim);
+            if (getenv("SHM_FAULT_DEBUG"))
+                for (int r = 0; r < procs; r++)
+                    if (pids[r]) {
+                        char cmd[128];
+                        snprintf(cmd, sizeof cmd, "gdb -p %d -batch -ex 'bt 12' 2>/dev/null | grep '^#'", (int)pids[r]);
+                        if (system(cmd) < 0)
+                            perror("system");
+                    }
             kill_all(pids, procs);
             return 1;
         }

@@ -23,7 +23,7 @@ struct Ring {
     shmq_rx_t rx{};
     Ring(uint64_t ncells, uint32_t max_len) : mem((SHMQ_CTL_BYTES + ncells * SHMQ_CELL) / 8, 0)
     {
-        shmq_view(&q, mem.data(), ncells, max_len);
+        shmq_view(&q, mem.data(), ncells, max_len, 0x5eed1234abcdull);
         shmq_format(&q);
     }
 };
@@ -103,9 +103,18 @@ TEST(ShmQueue, FullRingRefusesUntilHeadPublished)
     EXPECT_TRUE(shmq_send(&r.q, &cached, &h, p.data(), plain_copy));
 }
 
+TEST(ShmQueue, FreshCellsAreNotMessages)
+{
+    Ring r(16, 64);
+    bool corrupt;
+    EXPECT_NE(r.q.salt >> 63, 0u); // salted seq is never 0
+    EXPECT_EQ(shmq_peek(&r.q, &r.rx, &corrupt), nullptr);
+}
+
 TEST(ShmQueue, PayloadThatLooksLikeAHeaderIsNeverReadAsOne)
 {
-    // Fill payload words with the sequence numbers future headers will carry.
+    // Fill payload words with every position a future header could carry
+    // (structured data such as counters must never pose as a header).
     Ring r(32, 4096);
     uint64_t cached = 0;
     std::vector<uint64_t> words(200);
