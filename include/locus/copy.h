@@ -19,7 +19,10 @@
  *                whatever the hint (they also spare the copier's other data);
  *   nt_min_far = 1/4 of that share: with NT_DEST (NT_SOURCE) and a peer that
  *                does not share the copier's L3, the destination (source) lines
- *                are of no use in this L3, so NT is used from this length.
+ *                are of no use in this L3, so NT is used from this length. An
+ *                unknown peer (locus_copy, or peer_cpu -1) trusts the hint; a
+ *                peer known to share the L3 ignores it below nt_min (the reader
+ *                would have found the lines in the shared L3).
  * The CPU vendor plays no part. */
 #ifndef LOCUS_COPY_H
 #define LOCUS_COPY_H
@@ -110,7 +113,7 @@ typedef struct locus_copy_params {
     int      l3_cpus;        /* cpus sharing it */
     locus_topo_source_t l3_source;
     int      cpu, peer_cpu;  /* -1: unknown */
-    int      peer_shares_l3; /* 1 yes, 0 no, -1 unknown (treated as yes) */
+    int      peer_shares_l3; /* 1 yes, 0 no, -1 unknown (the hint is trusted: as no) */
     uint64_t nt_min;         /* NT from this total length, whatever the hint */
     uint64_t nt_min_far;     /* NT_DEST/NT_SOURCE with a peer on another L3 */
     const char *nt_min_origin;     /* "topology", "calibration <path>", "LOCUS_COPY_NT_MIN" */

@@ -250,7 +250,7 @@ static void update_direct(locus_copy_ctx_t *c)
     const locus_copy_params_t *p = &c->p;
     for (unsigned h = 0; h < 4; h++) {
         uint64_t lim = p->nt_min;
-        if (h && p->peer_shares_l3 == 0 && p->nt_min_far < lim)
+        if (h && p->peer_shares_l3 != 1 && p->nt_min_far < lim)
             lim = p->nt_min_far;
         c->direct_max[h] = COPY_CHECK_OVERLAP || p->forced_kernel >= 0 || p->regular != K_LIBC
                                ? 0 : (size_t)lim;
@@ -387,7 +387,9 @@ static int select_kernel(const locus_copy_ctx_t *c, size_t total, unsigned hint)
     if (p->forced_kernel >= 0)
         return p->forced_kernel;
     bool big = total >= p->nt_min;
-    bool far = p->peer_shares_l3 == 0 && total >= p->nt_min_far;
+    /* A hint is trusted unless the peer is known to share the L3 (then the
+     * reader would have found the lines there). */
+    bool far = p->peer_shares_l3 != 1 && total >= p->nt_min_far;
     bool nt = big || ((hint & LOCUS_COPY_HINT_NT_DEST) && far);
     bool pf = big || ((hint & LOCUS_COPY_HINT_NT_SOURCE) && far);
     return nt ? (pf ? p->ntpf : p->nt) : (pf ? p->pf : p->regular);

@@ -110,10 +110,13 @@ TEST_F(Select, TwoL3DomainsOnOneNode)
     EXPECT_EQ(pick(far, mid, LOCUS_COPY_HINT_NT_DEST), nt);
     EXPECT_EQ(pick(far, mid, LOCUS_COPY_HINT_NT_SOURCE), pfk);
     EXPECT_EQ(pick(far, mid, LOCUS_COPY_HINT_NT_BOTH), ntpf);
-    for (int h = 0; h < 4; h++) {
+    for (int h = 0; h < 4; h++)
         EXPECT_EQ(pick(near, mid, h), regular) << "peer shares the L3: keep lines for it";
-        EXPECT_EQ(pick(unknown, mid, h), regular) << "unknown peer is treated as sharing";
-    }
+    // An unknown peer trusts the hint.
+    EXPECT_EQ(pick(unknown, mid, LOCUS_COPY_HINT_NONE), regular);
+    EXPECT_EQ(pick(unknown, mid, LOCUS_COPY_HINT_NT_DEST), nt);
+    EXPECT_EQ(pick(unknown, mid, LOCUS_COPY_HINT_NT_SOURCE), pfk);
+    EXPECT_EQ(pick(unknown, mid, LOCUS_COPY_HINT_NT_BOTH), ntpf);
     // From nt_min neither side can stay cached: NT stores and prefetchnta
     // loads for every hint.
     for (auto *c : {near, far, unknown}) {
