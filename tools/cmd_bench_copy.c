@@ -508,6 +508,12 @@ int locus_bench_copy(int argc, char **argv)
     int rc = parse(argc, argv, &o);
     if (rc != 1)
         return rc < 0 ? 0 : rc;
+    /* Stay on one cpu: the selector's L3 is the one of the cpu it is made on (first use, below). */
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(sched_getcpu(), &set);
+    sched_setaffinity(0, sizeof set, &set);
+
     locus_copy_ctx_t *ctx;
     locus_status_t st = locus_copy_default_ctx(&ctx);
     if (st)
@@ -525,11 +531,6 @@ int locus_bench_copy(int argc, char **argv)
             o.sizes[z] = t;
         }
 
-    /* Stay on one cpu: the selector's L3 is the one of the cpu it was made on. */
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(sched_getcpu(), &set);
-    sched_setaffinity(0, sizeof set, &set);
 
     size_t max = 0;
     for (int z = 0; z < o.nsizes; z++)

@@ -3,6 +3,7 @@
 /* The real functions are defined here, not the header's inline fast path. */
 #define LOCUS_COPY_NO_INLINE 1
 #include "copy/kernels.h"
+#include "copy/sysfs.h"
 
 #include "core/config.h"
 #include "core/error.h"
@@ -33,6 +34,8 @@ struct locus_copy_ctx {
     size_t direct_max[4]; /* below this total length the hint's choice is glibc memcpy */
     char origin_nt[540], origin_far[540];
     char notes[1024];
+    bool hw_known;        /* sysfs describes the same L3 as the topology */
+    copy_sysfs_l3_t hw;   /* ... and then this is it */
 };
 
 static void note(locus_copy_ctx_t *c, const char *fmt, ...) LOCUS_PRINTF(2, 3);
@@ -209,6 +212,24 @@ static void pick_kernels(locus_copy_ctx_t *c)
     c->p.ntpf = base + 3;
 }
 
+/* The topology lists only the cpus this process may use; when sysfs shows
+ * the same L3 (same size, a superset of those cpus) its sharing count is the
+ * hardware's and wins: a rank pinned to one core still shares its L3. */
+static void hardware_sharing(locus_copy_ctx_t *c, int cpu, const locus_topo_l3_t *l3)
+{
+    if (cpu < 0 || !copy_sysfs_l3(cpu, &c->hw) || c->hw.size_bytes != l3->size_bytes)
+        return;
+    for (int i = 0; i < l3->num_cpus; i++)
+        if (l3->cpus[i] < 0 || l3->cpus[i] >= 4096 || !c->hw.has_cpu[l3->cpus[i]])
+            return;
+    c->hw_known = true;
+    if (c->hw.num_cpus > c->p.l3_cpus) {
+        note(c, "L3 of cpu %d is shared by %d cpus (sysfs), %d of them usable by this process; "
+                "thresholds use %d", cpu, c->hw.num_cpus, c->p.l3_cpus, c->hw.num_cpus);
+        c->p.l3_cpus = c->hw.num_cpus;
+    }
+}
+
 static void describe_l3(locus_copy_ctx_t *c, const locus_topo_t *topo, int cpu)
 {
     int li = topo && cpu >= 0 ? locus_topo_cpu_l3(topo, cpu) : -1;
@@ -225,6 +246,7 @@ static void describe_l3(locus_copy_ctx_t *c, const locus_topo_t *topo, int cpu)
         if (l3.size_source != LOCUS_TOPO_SRC_HWLOC)
             note(c, "L3 size %llu bytes comes from %s, not hwloc", (unsigned long long)l3.size_bytes,
                  l3.size_source == LOCUS_TOPO_SRC_SYSFS ? "sysfs" : "a default");
+        hardware_sharing(c, cpu, &l3);
         return;
     }
     c->p.l3_size = FALLBACK_L3;
@@ -234,10 +256,17 @@ static void describe_l3(locus_copy_ctx_t *c, const locus_topo_t *topo, int cpu)
          FALLBACK_L3 >> 20);
 }
 
-static int peer_shares(const locus_topo_t *topo, int cpu, int peer)
+static int peer_shares(locus_copy_ctx_t *c, const locus_topo_t *topo, int cpu, int peer)
 {
     if (!topo || cpu < 0 || peer < 0)
         return -1;
+    if (locus_topo_cpu_node(topo, peer) < 0) { /* outside this process's cpus */
+        if (c->hw_known && peer < 4096)
+            return c->hw.has_cpu[peer];
+        note(c, "peer cpu %d is not among this process's cpus and sysfs does not describe this L3: "
+                "sharing unknown", peer);
+        return -1;
+    }
     int a = locus_topo_cpu_l3(topo, cpu), b = locus_topo_cpu_l3(topo, peer);
     if (a >= 0 && b >= 0)
         return a == b;
@@ -273,7 +302,7 @@ static locus_status_t ctx_init(locus_copy_ctx_t *c, const locus_topo_t *topo, in
     c->p.peer_cpu = peer;
     c->p.forced_kernel = -1;
     describe_l3(c, topo, cpu);
-    c->p.peer_shares_l3 = peer_shares(topo, cpu, peer);
+    c->p.peer_shares_l3 = peer_shares(c, topo, cpu, peer);
     uint64_t share = c->p.l3_size / (uint64_t)c->p.l3_cpus;
     /* glibc's classic rule (3/4 of the per-cpu share of the shared cache),
      * fed with the real L3 and sharing. Half the share (source plus
@@ -326,8 +355,12 @@ locus_status_t locus_copy_ctx_create(const locus_topo_t *topo, int cpu, int peer
         return locus_err(LOCUS_ERR_INVALID, "locus_copy_ctx_create: out is NULL");
     *out = NULL;
     locus_status_t st;
-    if ((st = check_cpu(topo, cpu, "cpu")) || (st = check_cpu(topo, peer_cpu, "peer cpu")))
+    /* The peer may run outside this process's cpus (another rank's core). */
+    if ((st = check_cpu(topo, cpu, "cpu")))
         return st;
+    if (peer_cpu < -1 || peer_cpu >= 4096)
+        return locus_err(LOCUS_ERR_INVALID, "copy peer cpu %d: expected -1 (unknown) or 0..4095",
+                         peer_cpu);
     locus_copy_ctx_t *c = malloc(sizeof *c);
     if (!c)
         return locus_err(LOCUS_ERR_NO_MEMORY, "copy context: %zu bytes", sizeof *c);

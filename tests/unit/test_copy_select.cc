@@ -10,11 +10,17 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
 #include <locus/copy.h>
 #include <locus/topo.h>
+
+extern "C" {
+#include "copy/sysfs.h"
+}
 
 namespace {
 
@@ -236,6 +242,7 @@ TEST_F(Select, BadCpusAndForce)
     EXPECT_EQ(locus_copy_ctx_create(t, 99, -1, &c), LOCUS_ERR_INVALID);
     EXPECT_NE(std::string(locus_last_error()).find("cpu 99"), std::string::npos);
     EXPECT_EQ(locus_copy_ctx_create(t, 0, -7, &c), LOCUS_ERR_INVALID);
+    EXPECT_NE(std::string(locus_last_error()).find("peer cpu -7"), std::string::npos);
     EXPECT_EQ(locus_copy_ctx_create(t, 0, 1, nullptr), LOCUS_ERR_INVALID);
     auto *ok = ctx(t, 0, 1);
     EXPECT_EQ(locus_copy_ctx_force(ok, locus_copy_num_kernels()), LOCUS_ERR_INVALID);
@@ -327,4 +334,56 @@ TEST_F(Select, CopiesAroundEveryThresholdAreExact)
               LOCUS_ERR_INVALID);
     EXPECT_EQ(locus_copy_ctx_copy(nullptr, dst.data(), src.data(), 8, 8, LOCUS_COPY_HINT_NONE),
               LOCUS_ERR_INVALID);
+}
+
+TEST_F(Select, PinnedProcessStillSeesHardwareSharing)
+{
+    // The topology shows 2 cpus per L3 (as for a process allowed on 2 cpus);
+    // a fake sysfs says cpu 0's L3 is shared by cpus 0-7.
+    auto *t = synthetic("pack:1 [numa(memory=8GB)] l3:2 core:2 pu:1");
+    ASSERT_NE(t, nullptr);
+    int n;
+    uint64_t l3 = l3_of(t, 0, &n);
+    ASSERT_EQ(n, 2);
+    namespace fs = std::filesystem;
+    fs::path root = fs::path(::testing::TempDir()) / "locus_copy_fake_sys";
+    fs::path cache = root / "devices/system/cpu/cpu0/cache";
+    fs::create_directories(cache / "index0");
+    fs::create_directories(cache / "index1");
+    auto put = [](const fs::path &f, const std::string &v) { std::ofstream(f) << v << "\n"; };
+    put(cache / "index0/level", "2");
+    put(cache / "index1/level", "3");
+    put(cache / "index1/shared_cpu_list", "0-3,4-7");
+    put(cache / "index1/size", std::to_string(l3 >> 10) + "K");
+    const char *saved = copy_sysfs_root;
+    std::string r = root.string();
+    copy_sysfs_root = r.c_str();
+
+    auto *c = ctx(t, 0, 1);
+    auto p = params(c);
+    EXPECT_EQ(p.l3_cpus, 8);
+    EXPECT_EQ(p.nt_min, l3 / 8 / 4 * 3);
+    EXPECT_NE(std::string(locus_copy_ctx_notes(c)).find("shared by 8 cpus (sysfs)"), std::string::npos)
+        << locus_copy_ctx_notes(c);
+    // Peers outside this process's cpus: sharing from sysfs.
+    EXPECT_EQ(params(ctx(t, 0, 5)).peer_shares_l3, 1);
+    EXPECT_EQ(params(ctx(t, 0, 9)).peer_shares_l3, 0);
+    EXPECT_EQ(params(ctx(t, 0, 2)).peer_shares_l3, 0) << "in the topology: the topology decides";
+
+    // sysfs describing another cache (other size) is not used.
+    put(cache / "index1/size", std::to_string((l3 >> 10) * 2) + "K");
+    EXPECT_EQ(params(ctx(t, 0, 1)).l3_cpus, 2);
+    auto *u = ctx(t, 0, 9);
+    EXPECT_EQ(params(u).peer_shares_l3, -1);
+    EXPECT_NE(std::string(locus_copy_ctx_notes(u)).find("sharing unknown"), std::string::npos);
+    // A malformed list is not used either.
+    put(cache / "index1/size", std::to_string(l3 >> 10) + "K");
+    put(cache / "index1/shared_cpu_list", "0-x");
+    EXPECT_EQ(params(ctx(t, 0, 1)).l3_cpus, 2);
+
+    copy_sysfs_root = saved;
+    fs::remove_all(root);
+    locus_copy_ctx_t *bad = nullptr;
+    EXPECT_EQ(locus_copy_ctx_create(t, 0, 5000, &bad), LOCUS_ERR_INVALID);
+    EXPECT_NE(std::string(locus_last_error()).find("peer cpu 5000"), std::string::npos);
 }
