@@ -123,8 +123,13 @@ typedef struct locus_copy_params {
 } locus_copy_params_t;
 
 /* A selector for copies made on `cpu` (-1: the calling thread's current cpu)
- * whose other end runs on `peer_cpu` (-1: unknown). Reads LOCUS_COPY_*
- * and the calibration file; bad values give LOCUS_ERR_INVALID naming them. */
+ * whose other end runs on `peer_cpu` (-1: unknown). `cpu` must be one of the
+ * topology's (this process's) cpus; `peer_cpu` may lie outside them (another
+ * rank's core): its L3 is then taken from sysfs when sysfs describes the same
+ * L3, else unknown. The cpus sharing the L3 are counted by the hardware
+ * (sysfs), not by this process's affinity, when sysfs agrees with the
+ * topology. Reads LOCUS_COPY_* and the calibration file; bad values give
+ * LOCUS_ERR_INVALID naming them. */
 LOCUS_API locus_status_t locus_copy_ctx_create(const locus_topo_t *topo, int cpu, int peer_cpu,
                                                locus_copy_ctx_t **out);
 LOCUS_API void locus_copy_ctx_destroy(locus_copy_ctx_t *ctx);
