@@ -212,6 +212,10 @@ class Session:
     def __init__(self, args, tools):
         self.args, self.tools = args, tools
         self.units, self.n = [], 0
+        # After 3 quiet-waits in a row timed out the machine is taken to be busy
+        # for good: wait 3 s at most and do not retry busy runs, until a quiet
+        # window shows up again.
+        self.timeouts, self.busy_mode = 0, False
         # Past the deadline: no more waiting for quiet, no retries, no new repeat.
         self.deadline = time.monotonic() + 60 * args.max_minutes
         self.raw = os.path.join(args.out, "raw")
@@ -243,7 +247,14 @@ class Session:
                 return
             self.n += 1
             if self.args.quiet_wait > 0 and not late:
-                wait_quiet(self.args.max_busy, self.args.quiet_wait)
+                share = wait_quiet(self.args.max_busy,
+                                   min(3, self.args.quiet_wait) if self.busy_mode
+                                   else self.args.quiet_wait)
+                if share is not None and share <= self.args.max_busy:
+                    self.timeouts, self.busy_mode = 0, False
+                else:
+                    self.timeouts += 1
+                    self.busy_mode = self.timeouts >= 3
             before = self.probe()
             c0 = cpu_sample()
             try:
@@ -267,9 +278,8 @@ class Session:
             log("%-36s %-17s %s→%s foreign %4.0f%% %s" % (
                 rows[0], label, entries[0]["before"], entries[0]["after"],
                 100 * (foreign or 0), verdict))
-            if verdict in ("kept", "failed"):
+            if verdict in ("kept", "failed") or (verdict == "busy" and self.busy_mode):
                 return
-
 
 
 def osu_fn(cmd, kind, row, env=None):
@@ -384,9 +394,9 @@ def main():
     ap.add_argument("--repeats", type=int, default=5, help="repeats of every run (default 5)")
     ap.add_argument("--retries", type=int, default=2,
                     help="extra attempts of a run whose placement was not the reference (default 2)")
-    ap.add_argument("--reference", choices=("near", "far", "any"), default="near",
+    ap.add_argument("--reference", choices=("near", "far", "any"),
                     help="placement that counts (default near; any = probes only agree)")
-    ap.add_argument("--max-busy", type=float, default=0.10,
+    ap.add_argument("--max-busy", type=float,
                     help="discard a run when other processes (or the host) used more than this "
                     "share of the CPU time while it ran (default 0.10)")
     ap.add_argument("--quiet-wait", type=float, default=30.0,
@@ -401,13 +411,23 @@ def main():
     ap.add_argument("--no-install", action="store_true", help="do not apt-get missing peers")
     ap.add_argument("--out", help="directory for raw outputs and results.json "
                     "(default: BUILD/peers/results-<time>)")
-    ap.add_argument("--from-json", metavar="FILE", help="re-render a saved results.json and exit")
+    ap.add_argument("--from-json", metavar="FILE",
+                    help="re-render a saved results.json and exit (with --reference and "
+                    "--max-busy: re-filtered)")
     args = ap.parse_args()
 
     if args.from_json:
         with open(args.from_json) as f:
-            sys.stdout.write(report(json.load(f)))
+            res = json.load(f)
+        # Re-filter a recorded run: an explicit --reference / --max-busy wins.
+        if args.reference is not None:
+            res["reference"] = args.reference
+        if args.max_busy is not None:
+            res["max_busy"] = args.max_busy
+        sys.stdout.write(report(res))
         return 0
+    args.reference = args.reference or "near"
+    args.max_busy = 0.10 if args.max_busy is None else args.max_busy
     if args.repeats < 1 or args.retries < 0:
         ap.error("--repeats must be >= 1 and --retries >= 0")
     args.build = os.path.abspath(args.build)

@@ -240,3 +240,24 @@ def test_other_load_column_is_the_median_over_kept_runs():
     line = next(ln for ln in pt.render(med, counts, foreign=f).splitlines()
                 if ln.startswith("| X |"))
     assert line.endswith("| 3 / 2 / 0 | 6 % |")
+
+
+def test_compare_refilters_a_recorded_run():
+    """--max-busy / --reference with --from-json re-filter the recorded runs."""
+    path = os.path.join(FIX, "results_sample.json")
+    res = json.loads(fixture("results_sample.json"))
+    units = pt.units_from_json(res["units"])
+    strict = 0.75
+    expect, _ = pt.aggregate(units, "far", strict)
+    kept = sum(1 for u in units if pt.unit_kept(u, "far", strict))
+    busy = sum(1 for u in units if pt.unit_verdict(u, "far", strict) == "busy")
+    assert 0 < kept < sum(1 for u in units if pt.unit_kept(u, "any", 1.0))
+    out = subprocess.run([sys.executable, os.path.join(PEERS, "compare.py"), "--from-json", path,
+                          "--reference", "far", "--max-busy", str(strict)],
+                         capture_output=True, text=True, check=True).stdout
+    assert "say **far** and other processes used at most 75 %" in out
+    assert "%d runs kept" % kept in out and "%d discarded as busy" % busy in out
+    for row, cells in expect.items():
+        line = next(ln for ln in out.splitlines() if ln.startswith("| %s |" % row))
+        for cell, v in cells.items():
+            assert pt.fmt(v, cell[0]) in line
