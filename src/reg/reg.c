@@ -183,7 +183,7 @@ static reg_region_t *region_alloc(locus_reg_cache_t *c)
     c->free_list = r->next;
     r->next = NULL;
     /* keep any stale reader's transient count: clear only the flags */
-    atomic_fetch_and_explicit(&r->ref, ~(REG_DEAD | REG_FREED), memory_order_acq_rel);
+    atomic_fetch_and_explicit(&r->ref, ~REG_FLAGS, memory_order_acq_rel);
     r->bh = NULL;
     r->is_static = false;
     memset(&r->pub, 0, sizeof r->pub);
@@ -211,6 +211,7 @@ static bool claim(reg_region_t *r)
 /* Out of the index (or statics) already: no new holder can appear. */
 static void mark_dead(locus_reg_cache_t *c, reg_region_t *r)
 {
+    atomic_fetch_and_explicit(&r->ref, ~REG_INDEXED, memory_order_acq_rel);
     atomic_fetch_or_explicit(&r->ref, REG_DEAD, memory_order_acq_rel);
     if (claim(r)) {
         r->next = c->release_list;
@@ -455,7 +456,7 @@ static locus_status_t get_slow(locus_reg_cache_t *c, uint64_t a, uint64_t e, uns
     reg_index_t *x = atomic_load_explicit(&c->idx, memory_order_relaxed);
     size_t n = atomic_load_explicit(&c->n, memory_order_relaxed);
     long i = idx_find(x, n, a);
-    if (i >= 0 && x->end[i] >= e && !(access & ~x->reg[i]->pub.access)) {
+    if (i >= 0 && x->end[i] >= e && !(access & ~x->reg[i]->acc)) {
         reg_region_t *r = x->reg[i];
         atomic_fetch_add_explicit(&r->ref, 1, memory_order_acquire);
         r->last_use = atomic_load_explicit(&c->tick, memory_order_relaxed);
@@ -486,7 +487,7 @@ static locus_status_t get_slow(locus_reg_cache_t *c, uint64_t a, uint64_t e, uns
         for (long k = lo; k <= hi; k++) {
             if (x->start[k] < us) us = x->start[k];
             if (x->end[k] > ue) ue = x->end[k];
-            uacc |= x->reg[k]->pub.access;
+            uacc |= x->reg[k]->acc;
         }
         bool merge = hi >= lo && c->merge_max && ue - us <= c->merge_max && ue - us <= c->max_region_bytes;
         if (!merge) {
@@ -515,7 +516,7 @@ static locus_status_t get_slow(locus_reg_cache_t *c, uint64_t a, uint64_t e, uns
         r->end = ue;
         r->pub.addr = (void *)us;
         r->pub.length = ue - us;
-        r->pub.access = uacc;
+        r->pub.access = r->acc = uacc;
         st = c->ops->reg(c->bctx, r);
         if (st != LOCUS_OK) {
             atomic_fetch_or_explicit(&r->ref, REG_DEAD | REG_FREED, memory_order_relaxed);
@@ -541,6 +542,7 @@ static locus_status_t get_slow(locus_reg_cache_t *c, uint64_t a, uint64_t e, uns
         for (size_t k = 0; k < drop; k++)
             mark_dead(c, x->reg[pos + k]);
         idx_replace(c, pos, pos + drop, r);
+        atomic_fetch_or_explicit(&r->ref, REG_INDEXED, memory_order_release);
         seq_end(c);
         if (merge) c->merges += drop;
         else c->replaced += drop;
@@ -551,6 +553,28 @@ static locus_status_t get_slow(locus_reg_cache_t *c, uint64_t a, uint64_t e, uns
     c->failed++;
     unlock(c);
     return st;
+}
+
+static inline size_t hint_hash(uint64_t a)
+{
+    return (size_t)(((a >> 12) * 0x9E3779B97F4A7C15ull) >> 40);
+}
+
+/* Take a reference on r and keep it if r is cached, covers [a, e) and has
+ * the access; else drop it again. r may be stale (type-stable memory). */
+static inline bool try_hit(locus_reg_cache_t *c, reg_region_t *r, uint64_t a, uint64_t e, unsigned access,
+                           reg_shard_t *sh)
+{
+    uint64_t old = atomic_fetch_add_explicit(&r->ref, 1, memory_order_acq_rel);
+    if (LIKELY((old & REG_FLAGS) == REG_INDEXED && a >= r->start && e <= r->end && !(access & ~r->acc))) {
+        uint64_t t = atomic_load_explicit(&c->tick, memory_order_relaxed);
+        if (r->last_use != t)
+            r->last_use = t;
+        sh->hits++;
+        return true;
+    }
+    locus_reg_put(c, &r->pub);
+    return false;
 }
 
 locus_status_t locus_reg_get(locus_reg_cache_t *c, const void *addr, size_t len, unsigned access,
@@ -566,10 +590,11 @@ locus_status_t locus_reg_get(locus_reg_cache_t *c, const void *addr, size_t len,
         return bad_get(addr, len, access);
     }
     reg_shard_t *sh = my_shard(c);
+    reg_region_t *r;
     int ns = atomic_load_explicit(&c->nstatic, memory_order_acquire);
     for (int i = 0; i < ns; i++) {
-        reg_region_t *r = c->statics[i];
-        if (a >= r->start && e <= r->end && !(access & ~r->pub.access) &&
+        r = c->statics[i];
+        if (a >= r->start && e <= r->end && !(access & ~r->acc) &&
             !(atomic_load_explicit(&r->ref, memory_order_relaxed) & REG_DEAD)) {
             sh->hits++;
             *out = &r->pub;
@@ -577,6 +602,14 @@ locus_status_t locus_reg_get(locus_reg_cache_t *c, const void *addr, size_t len,
         }
     }
     if (LIKELY(!atomic_load_explicit(&c->pending_n, memory_order_acquire))) {
+        /* 1. the region this request page hit last time */
+        _Atomic(reg_region_t *) *slot = &c->hint[hint_hash(a) & c->hint_mask];
+        r = atomic_load_explicit(slot, memory_order_acquire);
+        if (LIKELY(r != NULL)) {
+            if (LIKELY(try_hit(c, r, a, e, access, sh)))
+                goto hit;
+        }
+        /* 2. the index */
         for (int tries = 0; tries < 8; tries++) {
             uint64_t s1 = atomic_load_explicit(&c->seq, memory_order_acquire);
             if (UNLIKELY(s1 & 1)) {
@@ -586,41 +619,29 @@ locus_status_t locus_reg_get(locus_reg_cache_t *c, const void *addr, size_t len,
             size_t n = atomic_load_explicit(&c->n, memory_order_acquire);
             reg_index_t *x = atomic_load_explicit(&c->idx, memory_order_acquire);
             long i = idx_find(x, n, a);
-            reg_region_t *r = i >= 0 ? x->reg[i] : NULL;
-            if (!r) {
-                atomic_thread_fence(memory_order_acquire);
-                if (atomic_load_explicit(&c->seq, memory_order_relaxed) == s1)
-                    break; /* a genuine miss */
-                continue;
+            r = i >= 0 ? x->reg[i] : NULL;
+            if (r && try_hit(c, r, a, e, access, sh)) {
+                atomic_store_explicit(slot, r, memory_order_release);
+                goto hit;
             }
-            uint64_t old = atomic_fetch_add_explicit(&r->ref, 1, memory_order_acq_rel);
-            uint64_t s2 = atomic_load_explicit(&c->seq, memory_order_acquire);
-            if (LIKELY(s2 == s1 && !(old & (REG_DEAD | REG_FREED)))) {
-                /* r was in the index for the whole window and we hold it: fields are stable */
-                if (LIKELY(a >= r->start && e <= r->end && !(access & ~r->pub.access))) {
-                    uint64_t t = atomic_load_explicit(&c->tick, memory_order_relaxed);
-                    if (r->last_use != t)
-                        r->last_use = t;
-                    sh->hits++;
-                    *out = &r->pub;
-                    return LOCUS_OK;
-                }
-                locus_reg_put(c, &r->pub);
-                break;
-            }
-            locus_reg_put(c, &r->pub);
+            atomic_thread_fence(memory_order_acquire);
+            if (atomic_load_explicit(&c->seq, memory_order_relaxed) == s1)
+                break; /* a consistent answer: not cached (or not enough access) */
         }
     }
     return get_slow(c, a, e, access, out);
+hit:
+    *out = &r->pub;
+    return LOCUS_OK;
 }
 
 void locus_reg_put(locus_reg_cache_t *c, const locus_reg_t *reg)
 {
-    reg_region_t *r = (reg_region_t *)reg;
+    reg_region_t *r = reg_of(reg);
     if (!c || !r || r->is_static)
         return;
     uint64_t old = atomic_fetch_sub_explicit(&r->ref, 1, memory_order_acq_rel);
-    if (UNLIKELY((old & (REG_DEAD | REG_FREED | REG_COUNT)) == (REG_DEAD | 1)) && claim(r)) {
+    if (UNLIKELY((old & (REG_FLAGS | REG_COUNT)) == (REG_DEAD | 1)) && claim(r)) {
         pthread_mutex_lock(&c->lock);
         region_release(c, r);
         unlock(c);
@@ -656,7 +677,7 @@ locus_status_t locus_reg_static(locus_reg_cache_t *c, void *base, size_t len, un
             r->end = e;
             r->pub.addr = (void *)s;
             r->pub.length = e - s;
-            r->pub.access = access;
+            r->pub.access = r->acc = access;
             st = c->ops->reg(c->bctx, r);
             if (st == LOCUS_OK) {
                 live_add(c, r, &c->live);
@@ -857,7 +878,12 @@ locus_status_t locus_reg_cache_create(const locus_reg_attr_t *attr, locus_reg_ca
     locus_status_t st = reg_backend_open(c, &a, &dev_regions, &dev_region_bytes);
     if (st == LOCUS_OK)
         st = idx_reserve(c, 0);
+    c->hint_mask = (1u << 15) - 1;
+    if (st == LOCUS_OK && !(c->hint = calloc(c->hint_mask + 1, sizeof *c->hint)))
+        st = locus_err(LOCUS_ERR_NO_MEMORY, "registration cache: out of memory");
     if (st != LOCUS_OK) {
+        if (c->ops) c->ops->close(c->bctx);
+        free(c->hint);
         idx_free_all(atomic_load(&c->idx));
         pthread_mutex_destroy(&c->lock);
         free(c);
@@ -889,6 +915,7 @@ void locus_reg_cache_destroy(locus_reg_cache_t *c)
     pthread_mutex_unlock(&c->lock);
     c->ops->close(c->bctx);
     idx_free_all(atomic_load(&c->idx));
+    free(c->hint);
     for (size_t i = 0; i < c->nslabs; i++)
         free(c->slabs[i]);
     free(c->slabs);

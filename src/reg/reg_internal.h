@@ -6,22 +6,31 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 
-/* ref word of a region: low bits count holders, plus two flags. A region
- * leaves the index before DEAD is set; whoever moves DEAD|1 -> DEAD|0 (or
+/* ref word of a region: low bits count holders, plus flags. A hit is valid
+ * iff the add that took its reference saw INDEXED without DEAD/FREED: the
+ * region was then registered and cached, and the reference keeps it from
+ * being released or reused. A region leaves the index with INDEXED cleared
+ * and DEAD set; whoever moves DEAD|1 -> DEAD|0 (or
  * sets DEAD on a count of 0) claims the release with a CAS to DEAD|FREED. */
 #define REG_DEAD  (1ull << 62)
 #define REG_FREED (1ull << 61)
+#define REG_INDEXED (1ull << 60) /* in the index and registered: a hit may use it */
+#define REG_FLAGS (REG_DEAD | REG_FREED | REG_INDEXED)
 #define REG_COUNT ((1ull << 48) - 1)
 
 typedef struct reg_region {
-    locus_reg_t pub;           /* first: the handle callers see */
+    /* first cache line: everything a hit and a put touch */
     _Alignas(64) _Atomic uint64_t ref;
     uint64_t last_use;         /* miss tick of the last get */
     uint64_t start, end;       /* page-aligned [start, end) */
-    void *bh;                  /* backend handle */
+    unsigned acc;              /* = pub.access */
     bool is_static;
+    /* second line: the handle callers read, then cold fields */
+    _Alignas(64) locus_reg_t pub;
+    void *bh;                  /* backend handle */
     struct reg_region *next;   /* free list / release list */
     struct reg_region *lnext, *lprev; /* every registered region (destroy, pin relock) */
 } reg_region_t;
@@ -61,6 +70,8 @@ struct locus_reg_cache {
     /* --- read-mostly: the hit path --- */
     _Alignas(64) _Atomic uint64_t seq;   /* odd while the index changes */
     _Atomic(reg_index_t *) idx;
+    _Atomic(reg_region_t *) *hint;       /* direct-mapped: hash(request page) -> region last hit */
+    size_t hint_mask;
     _Atomic size_t n;                    /* entries in the index */
     _Atomic uint32_t pending_n;          /* queued invalidations (hit path goes slow) */
     _Atomic int nstatic;
@@ -110,6 +121,11 @@ void reg_hooks_invalidate_all_caches(uint64_t s, uint64_t e);
 
 /* reg.c: invalidation entry used by the hooks; never blocks, never calls the backend. */
 void reg_invalidate_from_hook(locus_reg_cache_t *c, uint64_t s, uint64_t e);
+
+static inline reg_region_t *reg_of(const locus_reg_t *pub)
+{
+    return (reg_region_t *)((char *)pub - offsetof(reg_region_t, pub));
+}
 
 static inline uint64_t reg_page_down(uint64_t a) { return a & ~4095ull; }
 static inline uint64_t reg_page_up(uint64_t a) { return (a + 4095) & ~4095ull; }

@@ -1,0 +1,540 @@
+/* locus bench regcache: the registration cache against UCX's ucs_rcache with
+ * equivalent null backends (a busy wait per registration), same workloads,
+ * same process, rounds interleaved, medians.
+ *
+ * Built twice: into the locus CLI (locus only) and, with REGCACHE_WITH_UCX,
+ * as bin/locus-bench-regcache linking -lucs -lucm (liblocus itself never
+ * depends on UCX). `locus bench regcache` runs the latter when it sits next
+ * to the CLI, unless --no-ucx.
+ *
+ * Workloads (get + put per operation; 4 KiB buffers 8 KiB apart so regions
+ * never merge, except "adjacent"):
+ *   same       one buffer again and again
+ *   hit100     random hits over 100 cached regions
+ *   hit10k     random hits over 10^4 cached regions
+ *   below      cyclic over 1/2 of the capacity (capacity = --capacity regions)
+ *   above      cyclic over 3/2 of the capacity (LRU worst case: every get misses)
+ *   above-rnd  random over 3/2 of the capacity
+ *   adjacent   random 1 KiB buffers packed back to back in 4 MiB
+ *   threads    hit10k from 1 thread and from 2 threads (throughput, Mops/s)
+ * Reported: ns per operation (median of --reps rounds), registrations per
+ * operation, evictions per operation. */
+#include <locus/locus.h>
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifdef REGCACHE_WITH_UCX
+#include <ucm/api/ucm.h>
+#include <ucs/memory/rcache.h>
+#endif
+
+typedef struct {
+    int reps;
+    long ops;
+    uint64_t capacity, reg_ns;
+    bool stats, ucx;
+    const char *only;
+} opts_t;
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static inline void spin_ns(uint64_t ns)
+{
+    if (!ns) return;
+    double until = now() + (double)ns * 1e-9;
+    while (now() < until) __builtin_ia32_pause();
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* ---------- the two caches behind one interface ---------- */
+
+typedef struct impl {
+    const char *name;
+    void *cache;
+    uint64_t regs, deregs; /* backend calls */
+    uint64_t reg_ns;
+} impl_t;
+
+static locus_reg_cache_t *locus_make(uint64_t capacity, uint64_t reg_ns, uint64_t merge_max)
+{
+    locus_reg_attr_t a;
+    locus_reg_attr_init(&a);
+    a.backend = LOCUS_REG_BACKEND_NULL;
+    a.max_regions = capacity;
+    a.merge_max = merge_max;
+    a.null_ns = reg_ns;
+    locus_reg_cache_t *c = NULL;
+    if (locus_reg_cache_create(&a, &c) != LOCUS_OK) {
+        fprintf(stderr, "locus bench regcache: %s\n", locus_last_error());
+        exit(1);
+    }
+    return c;
+}
+
+#ifdef REGCACHE_WITH_UCX
+static ucs_status_t ucx_reg(void *ctx, ucs_rcache_t *rc, void *arg, ucs_rcache_region_t *r, uint16_t f)
+{
+    impl_t *im = ctx;
+    spin_ns(im->reg_ns);
+    __atomic_fetch_add(&im->regs, 1, __ATOMIC_RELAXED);
+    return UCS_OK;
+}
+
+static void ucx_dereg(void *ctx, ucs_rcache_t *rc, ucs_rcache_region_t *r)
+{
+    impl_t *im = ctx;
+    spin_ns(im->reg_ns);
+    __atomic_fetch_add(&im->deregs, 1, __ATOMIC_RELAXED);
+}
+
+static void ucx_dump(void *ctx, ucs_rcache_t *rc, ucs_rcache_region_t *r, char *buf, size_t max)
+{
+    snprintf(buf, max, "null");
+}
+
+static const ucs_rcache_ops_t ucx_ops = {ucx_reg, ucx_dereg, ucx_dump};
+
+static ucs_rcache_t *ucx_make(impl_t *im, uint64_t capacity)
+{
+    ucs_rcache_params_t p;
+    memset(&p, 0, sizeof p);
+    p.region_struct_size = sizeof(ucs_rcache_region_t);
+    p.alignment = 4096;
+    p.max_alignment = 4096;
+    p.ucm_events = UCM_EVENT_VM_UNMAPPED;
+    p.ucm_event_priority = 1000;
+    p.ops = &ucx_ops;
+    p.context = im;
+    p.flags = 0;
+    p.max_regions = capacity ? capacity : (unsigned long)-1;
+    p.max_size = (size_t)-1;
+    p.max_unreleased = (size_t)-1;
+    ucs_rcache_t *rc = NULL;
+    ucs_status_t st = ucs_rcache_create(&p, "bench", NULL, &rc);
+    if (st != UCS_OK) {
+        fprintf(stderr, "locus bench regcache: ucs_rcache_create failed (%d)\n", (int)st);
+        exit(1);
+    }
+    return rc;
+}
+#endif
+
+typedef enum { K_LOCUS = 0, K_UCX = 1 } kind_t;
+
+typedef struct {
+    kind_t kind;
+    impl_t *imp; /* on the heap: UCX keeps a pointer to it */
+} cache_t;
+
+static cache_t cache_new(kind_t k, uint64_t capacity, uint64_t reg_ns, uint64_t merge_max)
+{
+    cache_t c;
+    memset(&c, 0, sizeof c);
+    c.kind = k;
+    c.imp = calloc(1, sizeof *c.imp);
+    c.imp->reg_ns = reg_ns;
+    if (k == K_LOCUS) {
+        c.imp->name = "locus";
+        c.imp->cache = locus_make(capacity, reg_ns, merge_max);
+    }
+#ifdef REGCACHE_WITH_UCX
+    else {
+        c.imp->name = "ucs_rcache";
+        c.imp->cache = ucx_make(c.imp, capacity);
+    }
+#endif
+    return c;
+}
+
+static void cache_free(cache_t *c)
+{
+    if (c->kind == K_LOCUS)
+        locus_reg_cache_destroy(c->imp->cache);
+#ifdef REGCACHE_WITH_UCX
+    else
+        ucs_rcache_destroy(c->imp->cache);
+#endif
+    free(c->imp);
+}
+
+static void cache_counts(cache_t *c, uint64_t *regs, uint64_t *evictions)
+{
+    if (c->kind == K_LOCUS) {
+        locus_reg_stats_t s;
+        locus_reg_stats(c->imp->cache, &s);
+        *regs = s.registrations;
+        *evictions = s.evictions;
+    } else {
+        *regs = c->imp->regs;
+        *evictions = c->imp->deregs; /* everything it deregisters during a run is an eviction */
+    }
+}
+
+/* The hot loop, one copy per cache kind so neither pays an indirect call. */
+static long run_locus(locus_reg_cache_t *c, char *const *bufs, const uint32_t *seq, long n, size_t len)
+{
+    long bad = 0;
+    for (long i = 0; i < n; i++) {
+        const locus_reg_t *r;
+        if (locus_reg_get(c, bufs[seq[i]], len, LOCUS_REG_LOCAL_WRITE, &r) != LOCUS_OK) {
+            bad++;
+            continue;
+        }
+        locus_reg_put(c, r);
+    }
+    return bad;
+}
+
+#ifdef REGCACHE_WITH_UCX
+static long run_ucx(ucs_rcache_t *c, char *const *bufs, const uint32_t *seq, long n, size_t len)
+{
+    long bad = 0;
+    for (long i = 0; i < n; i++) {
+        ucs_rcache_region_t *r;
+        if (ucs_rcache_get(c, bufs[seq[i]], len, PROT_READ | PROT_WRITE, NULL, &r) != UCS_OK) {
+            bad++;
+            continue;
+        }
+        ucs_rcache_region_put(c, r);
+    }
+    return bad;
+}
+#endif
+
+static long run(cache_t *c, char *const *bufs, const uint32_t *seq, long n, size_t len)
+{
+    if (c->kind == K_LOCUS)
+        return run_locus(c->imp->cache, bufs, seq, n, len);
+#ifdef REGCACHE_WITH_UCX
+    return run_ucx(c->imp->cache, bufs, seq, n, len);
+#else
+    return 0;
+#endif
+}
+
+/* ---------- workloads ---------- */
+
+typedef struct {
+    const char *name;
+    uint32_t nbuf;      /* distinct buffers */
+    size_t len, stride; /* buffer length and distance */
+    bool cyclic;        /* 0,1,2,... instead of random */
+    bool capacity;      /* run with the capacity limit */
+    uint64_t merge_max;
+} workload_t;
+
+typedef struct {
+    double ns[2];
+    double regs_per_op[2], evict_per_op[2];
+    long bad[2];
+} result_t;
+
+static uint32_t *make_seq(long n, uint32_t nbuf, bool cyclic, unsigned seed)
+{
+    uint32_t *s = malloc((size_t)n * sizeof *s);
+    uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
+    for (long i = 0; i < n; i++) {
+        x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+        s[i] = cyclic ? (uint32_t)(i % nbuf) : (uint32_t)(x % nbuf);
+    }
+    return s;
+}
+
+static int nkinds(const opts_t *o) { return o->ucx ? 2 : 1; }
+
+static result_t run_workload(const opts_t *o, const workload_t *w)
+{
+    result_t res;
+    memset(&res, 0, sizeof res);
+    size_t span = (size_t)w->nbuf * w->stride + 4096;
+    char *area = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (area == MAP_FAILED) {
+        perror("mmap");
+        exit(1);
+    }
+    memset(area, 1, span);
+    char **bufs = malloc(w->nbuf * sizeof *bufs);
+    for (uint32_t i = 0; i < w->nbuf; i++)
+        bufs[i] = area + (size_t)i * w->stride;
+    long n = o->ops;
+    uint32_t *seq = make_seq(n, w->nbuf, w->cyclic, 7);
+    uint32_t *warm = make_seq(w->nbuf, w->nbuf, true, 0);
+    double *t[2] = {malloc((size_t)o->reps * sizeof(double)), malloc((size_t)o->reps * sizeof(double))};
+    uint64_t regs[2] = {0, 0}, ev[2] = {0, 0};
+    cache_t cs[2];
+    for (int k = 0; k < nkinds(o); k++) {
+        cs[k] = cache_new((kind_t)k, w->capacity ? o->capacity : 0, w->capacity ? o->reg_ns : 0, w->merge_max);
+        run(&cs[k], bufs, warm, w->nbuf, w->len); /* fill */
+    }
+    /* short batches, the contenders alternating: on a shared machine most
+     * batches run undisturbed and both see the same conditions */
+    for (int rep = 0; rep < o->reps; rep++)
+        for (int k = 0; k < nkinds(o); k++) {
+            int kk = rep % 2 ? nkinds(o) - 1 - k : k;
+            uint64_t r0, e0, r1, e1;
+            cache_counts(&cs[kk], &r0, &e0);
+            double t0 = now();
+            res.bad[kk] += run(&cs[kk], bufs, seq, n, w->len);
+            t[kk][rep] = (now() - t0) * 1e9 / (double)n;
+            cache_counts(&cs[kk], &r1, &e1);
+            regs[kk] += r1 - r0;
+            ev[kk] += e1 - e0;
+        }
+    for (int k = 0; k < nkinds(o); k++) {
+        res.ns[k] = median(t[k], o->reps);
+        res.regs_per_op[k] = (double)regs[k] / ((double)n * o->reps);
+        res.evict_per_op[k] = (double)ev[k] / ((double)n * o->reps);
+        if (o->stats && k == K_LOCUS) {
+            locus_reg_stats_t s;
+            locus_reg_stats(cs[k].imp->cache, &s);
+            printf("    [%s stats] gets %llu hits %llu misses %llu merges %llu evictions %llu invalidations %llu "
+                   "registrations %llu deregistrations %llu regions %llu (cached %llu) bytes %llu\n",
+                   w->name, (unsigned long long)s.gets, (unsigned long long)s.hits, (unsigned long long)s.misses,
+                   (unsigned long long)s.merges, (unsigned long long)s.evictions,
+                   (unsigned long long)s.invalidations, (unsigned long long)s.registrations,
+                   (unsigned long long)s.deregistrations, (unsigned long long)s.regions,
+                   (unsigned long long)s.cached, (unsigned long long)s.bytes);
+        }
+        cache_free(&cs[k]);
+    }
+    free(t[0]);
+    free(t[1]);
+    free(seq);
+    free(warm);
+    free(bufs);
+    munmap(area, span);
+    return res;
+}
+
+/* ---------- threads ---------- */
+
+typedef struct {
+    cache_t *c;
+    char **bufs;
+    uint32_t *seq;
+    long n;
+    size_t len;
+    int cpu;
+    pthread_barrier_t *bar;
+    double secs;
+} thr_t;
+
+static void *thr_main(void *arg)
+{
+    thr_t *t = arg;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(t->cpu, &set);
+    sched_setaffinity(0, sizeof set, &set);
+    pthread_barrier_wait(t->bar);
+    double t0 = now();
+    run(t->c, t->bufs, t->seq, t->n, t->len);
+    t->secs = now() - t0;
+    return NULL;
+}
+
+/* Mops/s of nthr threads doing random hits over 10^4 regions. */
+static double threads_run(cache_t *c, char **bufs, uint32_t nbuf, long n, int nthr)
+{
+    pthread_t th[2];
+    thr_t t[2];
+    pthread_barrier_t bar;
+    pthread_barrier_init(&bar, NULL, (unsigned)nthr);
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    for (int i = 0; i < nthr; i++) {
+        t[i] = (thr_t){c, bufs, make_seq(n, nbuf, false, 11 + (unsigned)i), n, 4096, (int)(i % ncpu), &bar, 0};
+        pthread_create(&th[i], NULL, thr_main, &t[i]);
+    }
+    double worst = 0;
+    for (int i = 0; i < nthr; i++) {
+        pthread_join(th[i], NULL);
+        if (t[i].secs > worst) worst = t[i].secs;
+        free(t[i].seq);
+    }
+    pthread_barrier_destroy(&bar);
+    return (double)n * nthr / worst / 1e6;
+}
+
+static void threads_workload(const opts_t *o)
+{
+    const uint32_t nbuf = 10000;
+    size_t span = (size_t)nbuf * 8192 + 4096;
+    char *area = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    memset(area, 1, span);
+    char **bufs = malloc(nbuf * sizeof *bufs);
+    for (uint32_t i = 0; i < nbuf; i++) bufs[i] = area + (size_t)i * 8192;
+    uint32_t *warm = make_seq(nbuf, nbuf, true, 0);
+    int rounds = o->reps / 10 < 5 ? 5 : (o->reps / 10 > 101 ? 101 : o->reps / 10);
+    long tops = o->ops * 20;
+    double m1[2][101], m2[2][101];
+    cache_t cs[2];
+    for (int k = 0; k < nkinds(o); k++) {
+        cs[k] = cache_new((kind_t)k, 0, 0, 0);
+        run(&cs[k], bufs, warm, nbuf, 4096);
+    }
+    for (int rep = 0; rep < rounds; rep++)
+        for (int k = 0; k < nkinds(o); k++) {
+            m1[k][rep] = threads_run(&cs[k], bufs, nbuf, tops, 1);
+            m2[k][rep] = threads_run(&cs[k], bufs, nbuf, tops, 2);
+        }
+    for (int k = 0; k < nkinds(o); k++) {
+        /* the ratio of each round's pair, then the median: both ran back to back */
+        double ratio[101];
+        for (int rep = 0; rep < rounds; rep++) ratio[rep] = m2[k][rep] / m1[k][rep];
+        double r = median(ratio, rounds), a = median(m1[k], rounds), b = median(m2[k], rounds);
+        printf("  %-10s %-11s 1 thread %7.1f Mops/s   2 threads %7.1f Mops/s   scaling %.2fx\n", "threads",
+               cs[k].imp->name, a, b, r);
+        cache_free(&cs[k]);
+    }
+    free(warm);
+    free(bufs);
+    munmap(area, span);
+}
+
+/* ---------- driver ---------- */
+
+static int usage(FILE *f, int rc)
+{
+    fprintf(f, "usage: locus bench regcache [--reps N] [--ops N] [--capacity N] [--reg-ns NS] [--only NAME]\n"
+               "                            [--stats] [--no-ucx]\n"
+               "  ns per get+put, registrations and evictions per operation, for locus and (when\n"
+               "  bin/locus-bench-regcache was built with UCX) ucs_rcache, same workloads, same run.\n"
+               "  workloads: same hit100 hit10k below above above-rnd adjacent threads\n"
+               "  --reps N       batches per contender, alternating; median reported (default 201)\n"
+               "  --ops N        operations per batch (default 5000; threads: x20 per round)\n"
+               "  --capacity N   regions for the capacity workloads (default 1000)\n"
+               "  --reg-ns NS    null backend cost per (de)registration in the capacity workloads (default 2000)\n"
+               "  --stats        print the locus cache statistics after each workload\n");
+    return rc;
+}
+
+static int parse(int argc, char **argv, opts_t *o)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        int64_t v;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) return usage(stdout, 0);
+        if (!strcmp(a, "--stats")) { o->stats = true; continue; }
+        if (!strcmp(a, "--no-ucx")) { o->ucx = false; continue; }
+        if (i + 1 >= argc) {
+            fprintf(stderr, "locus bench regcache: unknown option '%s'\n", a);
+            return usage(stderr, 2);
+        }
+        const char *val = argv[++i];
+        if (!strcmp(a, "--only")) { o->only = val; continue; }
+        long long lo = 1, hi = 1000000000;
+        if (!strcmp(a, "--reps")) hi = 100001;
+        else if (!strcmp(a, "--reg-ns")) lo = 0;
+        else if (strcmp(a, "--ops") && strcmp(a, "--capacity")) {
+            fprintf(stderr, "locus bench regcache: unknown option '%s'\n", a);
+            return usage(stderr, 2);
+        }
+        char *end;
+        errno = 0;
+        v = strtoll(val, &end, 10);
+        if (*end || errno || v < lo || v > hi) {
+            fprintf(stderr, "locus bench regcache: %s '%s': expected an integer in [%lld, %lld]\n", a, val, lo, hi);
+            return 2;
+        }
+        if (!strcmp(a, "--reps")) o->reps = (int)v;
+        else if (!strcmp(a, "--ops")) o->ops = v;
+        else if (!strcmp(a, "--capacity")) o->capacity = (uint64_t)v;
+        else o->reg_ns = (uint64_t)v;
+    }
+    return -1;
+}
+
+static bool want(const opts_t *o, const char *name) { return !o->only || !strcmp(o->only, name); }
+
+static int regcache_main(int argc, char **argv, bool have_ucx)
+{
+    opts_t o = {.reps = 201, .ops = 5000, .capacity = 1000, .reg_ns = 2000, .ucx = have_ucx};
+    int rc = parse(argc, argv, &o);
+    if (rc >= 0) return rc;
+    uint32_t cap = (uint32_t)o.capacity;
+    const workload_t ws[] = {
+        {"same", 1, 4096, 8192, false, false, 0},
+        {"hit100", 100, 4096, 8192, false, false, 0},
+        {"hit10k", 10000, 4096, 8192, false, false, 0},
+        {"below", cap / 2 ? cap / 2 : 1, 4096, 8192, true, true, 0},
+        {"above", cap + cap / 2, 4096, 8192, true, true, 0},
+        {"above-rnd", cap + cap / 2, 4096, 8192, false, true, 0},
+        {"adjacent", 4096, 1024, 1024, false, false, 64 << 20},
+    };
+    printf("registration cache, null backends (capacity workloads: %u regions, %llu ns per (de)registration); "
+           "%d batches of %ld ops per contender, alternating; medians\n", cap, (unsigned long long)o.reg_ns, o.reps, o.ops);
+    if (o.ucx)
+        printf("  %-10s %12s %12s %8s %12s %12s %12s %12s\n", "workload", "locus ns/op", "ucs ns/op", "ratio",
+               "locus reg/op", "ucs reg/op", "locus ev/op", "ucs ev/op");
+    else
+        printf("  %-10s %12s %12s %12s   (ucs_rcache: not built here)\n", "workload", "locus ns/op",
+               "locus reg/op", "locus ev/op");
+    for (size_t i = 0; i < sizeof ws / sizeof ws[0]; i++) {
+        if (!want(&o, ws[i].name)) continue;
+        result_t r = run_workload(&o, &ws[i]);
+        if (o.ucx)
+            printf("  %-10s %12.1f %12.1f %8.2f %12.4f %12.4f %12.4f %12.4f\n", ws[i].name, r.ns[0], r.ns[1],
+                   r.ns[0] / r.ns[1], r.regs_per_op[0], r.regs_per_op[1], r.evict_per_op[0], r.evict_per_op[1]);
+        else
+            printf("  %-10s %12.1f %12.4f %12.4f\n", ws[i].name, r.ns[0], r.regs_per_op[0], r.evict_per_op[0]);
+        if (r.bad[0] || (o.ucx && r.bad[1]))
+            printf("    failed gets: locus %ld, ucs %ld\n", r.bad[0], r.bad[1]);
+        fflush(stdout);
+    }
+    if (want(&o, "threads"))
+        threads_workload(&o);
+    return 0;
+}
+
+#ifdef REGCACHE_WITH_UCX
+int main(int argc, char **argv) { return regcache_main(argc, argv, true); }
+#else
+int locus_bench_regcache(int argc, char **argv);
+
+int locus_bench_regcache(int argc, char **argv)
+{
+    bool no_ucx = false;
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--no-ucx")) no_ucx = true;
+    if (!no_ucx) {
+        char self[4096];
+        ssize_t n = readlink("/proc/self/exe", self, sizeof self - 32);
+        if (n > 0) {
+            self[n] = 0;
+            char *slash = strrchr(self, '/');
+            if (slash) {
+                strcpy(slash + 1, "locus-bench-regcache");
+                if (!access(self, X_OK)) {
+                    argv[0] = self;
+                    execv(self, argv);
+                }
+            }
+        }
+    }
+    return regcache_main(argc, argv, false);
+}
+#endif
