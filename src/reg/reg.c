@@ -371,6 +371,29 @@ static int cand_cmp(const void *a, const void *b)
     return x->t < y->t ? -1 : x->t > y->t;
 }
 
+/* Partition so that cand[0..k) are the k oldest (Hoare quickselect). */
+static void select_oldest(cand_t *a, size_t n, size_t k)
+{
+    size_t lo = 0, hi = n - 1;
+    while (lo < hi) {
+        uint64_t pivot = a[lo + (hi - lo) / 2].t;
+        size_t i = lo, j = hi;
+        while (i <= j) {
+            while (a[i].t < pivot) i++;
+            while (a[j].t > pivot) j--;
+            if (i <= j) {
+                cand_t t = a[i]; a[i] = a[j]; a[j] = t;
+                i++;
+                if (j == 0) break;
+                j--;
+            }
+        }
+        if (k <= j) hi = j;
+        else if (k >= i) lo = i;
+        else return;
+    }
+}
+
 /* Evict unused cached regions, oldest first, until `need` more regions/bytes
  * fit with 1/32 of the capacity to spare (all of them if flush). */
 static void evict(locus_reg_cache_t *c, uint64_t need_r, uint64_t need_b, bool flush)
@@ -390,10 +413,21 @@ static void evict(locus_reg_cache_t *c, uint64_t need_r, uint64_t need_b, bool f
     for (size_t i = 0; i < n; i++)
         if ((atomic_load_explicit(&x->reg[i]->ref, memory_order_relaxed) & REG_COUNT) == 0)
             cand[nc++] = (cand_t){x->reg[i]->last_use, x->reg[i]};
-    qsort(cand, nc, sizeof *cand, cand_cmp);
     uint64_t regions = c->regions, bytes = c->bytes;
+    /* the oldest `want` first (quickselect, O(n)); full order only if bytes need more */
+    size_t want = flush ? nc : (size_t)(regions > tr ? regions - tr : 0);
+    if (want > nc) want = nc;
+    if (want < nc) select_oldest(cand, nc, want);
     size_t k = 0;
-    for (; k < nc && (flush || regions > tr || bytes > tb); k++) {
+    for (; k < want; k++) {
+        reg_region_t *r = cand[k].r;
+        regions--;
+        bytes -= r->end - r->start;
+        r->next = (reg_region_t *)1; /* mark: leaves the index */
+    }
+    if (bytes > tb && k < nc)
+        qsort(cand + k, nc - k, sizeof *cand, cand_cmp);
+    for (; k < nc && bytes > tb; k++) {
         reg_region_t *r = cand[k].r;
         regions--;
         bytes -= r->end - r->start;
