@@ -1,0 +1,19 @@
+# prof: the profiler lives in liblocus (attribution needs elfutils libdw);
+# the preload shim is a separate small shared library that the profiled
+# program loads (LD_PRELOAD). It is built beside the CLI (bin/../lib) and
+# installed beside liblocus; `locus profile` finds it relative to its own
+# executable: <exe dir>/../lib, <exe dir>/../${CMAKE_INSTALL_LIBDIR}.
+pkg_check_modules(LIBDW REQUIRED libdw)
+list(APPEND LOCUS_EXTRA_LIBS ${LIBDW_LINK_LIBRARIES} elf)
+
+file(GLOB _prof_shim_src CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/prof/preload/*.c)
+add_library(locus_prof_preload SHARED ${_prof_shim_src})
+set_target_properties(locus_prof_preload PROPERTIES
+  LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/lib
+  C_VISIBILITY_PRESET default)
+target_compile_options(locus_prof_preload PRIVATE -O2 -fno-omit-frame-pointer -ftls-model=initial-exec)
+target_link_libraries(locus_prof_preload PRIVATE dl Threads::Threads)
+install(TARGETS locus_prof_preload LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+set(LOCUS_PROF_SHIM_NAME "liblocus_prof_preload.so")
+# the CLI finds the shim beside itself: build it whenever the CLI is built
+cmake_language(DEFER DIRECTORY ${CMAKE_SOURCE_DIR} CALL add_dependencies locus_cli locus_prof_preload)

@@ -1,0 +1,155 @@
+/* System calls that read or write user buffers would return EFAULT on a
+ * page we protected, instead of faulting. The libc wrappers below (the
+ * common I/O calls a program makes through the PLT) unprotect the buffer's
+ * armed pages first and keep the sampler from arming them until the call
+ * returns. Covered: read write pread pwrite (and the *64 names) readv writev
+ * preadv pwritev recv recvfrom send sendto recvmsg sendmsg fread fwrite.
+ * Not covered (documented in docs/PROFILER.md): calls libc makes internally
+ * (e.g. stdio refilling its own buffer — those buffers are small and not
+ * tracked unless setvbuf gave a large one), raw syscall(2), io_uring, and
+ * other system calls taking user buffers (e.g. getdents, process_vm_*). */
+#include "shim.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#define IO_RANGES 64
+#define IO_PER_CALL 4
+static struct { uintptr_t lo, hi; } io_range[IO_RANGES];
+static int io_block; /* in-flight calls that could not list their ranges */
+static __thread int my_slot[IO_PER_CALL] __attribute__((tls_model("initial-exec")));
+static __thread int my_n __attribute__((tls_model("initial-exec")));
+static __thread int my_block __attribute__((tls_model("initial-exec")));
+
+int shim_io_overlaps_locked(uintptr_t lo, uintptr_t hi)
+{
+    if (io_block)
+        return 1;
+    for (int i = 0; i < IO_RANGES; i++)
+        if (io_range[i].hi && io_range[i].lo < hi && io_range[i].hi > lo)
+            return 1;
+    return 0;
+}
+
+static void add_range_locked(uintptr_t lo, size_t len)
+{
+    if (!len)
+        return;
+    shim_disarm_range_locked(lo, len);
+    if (my_n < IO_PER_CALL) {
+        for (int i = 0; i < IO_RANGES; i++)
+            if (!io_range[i].hi) {
+                io_range[i].lo = lo;
+                io_range[i].hi = lo + len;
+                my_slot[my_n++] = i;
+                return;
+            }
+    }
+    if (!my_block) {
+        my_block = 1;
+        io_block++;
+    }
+}
+
+static int io_active(void) { return S.ready && S.access_rate && !S.finished; }
+
+void shim_io_begin(const void *buf, size_t len)
+{
+    if (!io_active() || !buf)
+        return;
+    shim_lock();
+    S.stats.io_unprotects++;
+    add_range_locked((uintptr_t)buf, len);
+    shim_unlock();
+}
+
+void shim_io_begin_iov(const void *iovp, int n)
+{
+    const struct iovec *iov = iovp;
+    if (!io_active() || !iov || n <= 0)
+        return;
+    shim_lock();
+    S.stats.io_unprotects++;
+    for (int i = 0; i < n; i++)
+        add_range_locked((uintptr_t)iov[i].iov_base, iov[i].iov_len);
+    shim_unlock();
+}
+
+void shim_io_end(void)
+{
+    if (!my_n && !my_block)
+        return;
+    shim_lock();
+    for (int i = 0; i < my_n; i++)
+        io_range[my_slot[i]].hi = 0;
+    if (my_block)
+        io_block--;
+    my_n = 0;
+    my_block = 0;
+    shim_unlock();
+}
+
+#define REAL(name) static __typeof__(name) *real_##name
+REAL(read); REAL(write); REAL(pread); REAL(pwrite); REAL(pread64); REAL(pwrite64);
+REAL(readv); REAL(writev); REAL(preadv); REAL(pwritev);
+REAL(recv); REAL(recvfrom); REAL(send); REAL(sendto); REAL(recvmsg); REAL(sendmsg);
+REAL(fread); REAL(fwrite);
+
+void shim_io_resolve(void)
+{
+#define R(name) real_##name = dlsym(RTLD_NEXT, #name)
+    R(read); R(write); R(pread); R(pwrite); R(pread64); R(pwrite64);
+    R(readv); R(writev); R(preadv); R(pwritev);
+    R(recv); R(recvfrom); R(send); R(sendto); R(recvmsg); R(sendmsg);
+    R(fread); R(fwrite);
+#undef R
+}
+
+#define WRAP_BUF(ret, name, params, buf, len, args) \
+    ret name params                                  \
+    {                                                \
+        if (!real_##name)                            \
+            shim_io_resolve();                       \
+        shim_io_begin(buf, len);                     \
+        ret r = real_##name args;                    \
+        shim_io_end();                               \
+        return r;                                    \
+    }
+
+WRAP_BUF(ssize_t, read, (int fd, void *b, size_t n), b, n, (fd, b, n))
+WRAP_BUF(ssize_t, write, (int fd, const void *b, size_t n), b, n, (fd, b, n))
+WRAP_BUF(ssize_t, pread, (int fd, void *b, size_t n, off_t o), b, n, (fd, b, n, o))
+WRAP_BUF(ssize_t, pwrite, (int fd, const void *b, size_t n, off_t o), b, n, (fd, b, n, o))
+WRAP_BUF(ssize_t, pread64, (int fd, void *b, size_t n, off64_t o), b, n, (fd, b, n, o))
+WRAP_BUF(ssize_t, pwrite64, (int fd, const void *b, size_t n, off64_t o), b, n, (fd, b, n, o))
+WRAP_BUF(ssize_t, recv, (int fd, void *b, size_t n, int f), b, n, (fd, b, n, f))
+WRAP_BUF(ssize_t, send, (int fd, const void *b, size_t n, int f), b, n, (fd, b, n, f))
+WRAP_BUF(ssize_t, recvfrom, (int fd, void *b, size_t n, int f, struct sockaddr *a, socklen_t *l), b, n,
+         (fd, b, n, f, a, l))
+WRAP_BUF(ssize_t, sendto, (int fd, const void *b, size_t n, int f, const struct sockaddr *a, socklen_t l), b, n,
+         (fd, b, n, f, a, l))
+WRAP_BUF(size_t, fread, (void *b, size_t sz, size_t n, FILE *f), b, sz * n, (b, sz, n, f))
+WRAP_BUF(size_t, fwrite, (const void *b, size_t sz, size_t n, FILE *f), b, sz * n, (b, sz, n, f))
+
+#define WRAP_IOV(ret, name, params, iov, cnt, args) \
+    ret name params                                  \
+    {                                                \
+        if (!real_##name)                            \
+            shim_io_resolve();                       \
+        shim_io_begin_iov(iov, cnt);                 \
+        ret r = real_##name args;                    \
+        shim_io_end();                               \
+        return r;                                    \
+    }
+
+WRAP_IOV(ssize_t, readv, (int fd, const struct iovec *v, int n), v, n, (fd, v, n))
+WRAP_IOV(ssize_t, writev, (int fd, const struct iovec *v, int n), v, n, (fd, v, n))
+WRAP_IOV(ssize_t, preadv, (int fd, const struct iovec *v, int n, off_t o), v, n, (fd, v, n, o))
+WRAP_IOV(ssize_t, pwritev, (int fd, const struct iovec *v, int n, off_t o), v, n, (fd, v, n, o))
+WRAP_IOV(ssize_t, recvmsg, (int fd, struct msghdr *m, int f), m ? m->msg_iov : NULL, m ? (int)m->msg_iovlen : 0,
+         (fd, m, f))
+WRAP_IOV(ssize_t, sendmsg, (int fd, const struct msghdr *m, int f), m ? m->msg_iov : NULL,
+         m ? (int)m->msg_iovlen : 0, (fd, m, f))

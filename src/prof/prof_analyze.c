@@ -1,0 +1,475 @@
+/* Attribution and analysis: every first touch and access sample is given to
+ * a variable (a heap allocation site, a global symbol, or a mapping), then
+ * per variable: pages per node, first-touch sites and threads, accesses
+ * local/remote per source line, and a finding in plain words. */
+#include "prof/prof_internal.h"
+
+#pragma GCC diagnostic ignored "-Wformat-truncation" /* long names are cut, on purpose */
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    prof_session_t *s;
+    prof_sym_t *sym;
+    prof_result_t *r;
+    size_t last_alloc;
+} ctx_t;
+
+/* ---------- naming ---------- */
+
+bool prof_guess_name(const char *line, char *name, size_t cap)
+{
+    /* "double *c = malloc(n);", "s->c = calloc(...)", "tab[i] = new T[n]" */
+    const char *eq = NULL;
+    for (const char *p = line; *p; p++) {
+        if (*p == '=' && p[1] != '=' && (p == line || !strchr("=!<>+-*/%&|^", p[-1]))) {
+            eq = p;
+            break;
+        }
+    }
+    if (!eq || strstr(line, "return "))
+        return false;
+    const char *e = eq;
+    while (e > line && isspace((unsigned char)e[-1]))
+        e--;
+    if (e > line && e[-1] == ']') { /* a[i] = ...: name the array */
+        int depth = 0;
+        while (e > line) {
+            e--;
+            if (*e == ']')
+                depth++;
+            else if (*e == '[' && --depth == 0)
+                break;
+        }
+        while (e > line && isspace((unsigned char)e[-1]))
+            e--;
+    }
+    const char *b = e;
+    while (b > line && (isalnum((unsigned char)b[-1]) || b[-1] == '_' || b[-1] == '.' || b[-1] == '>' ||
+                        (b[-1] == '-' && *b == '>')))
+        b--;
+    while (b < e && !(isalpha((unsigned char)*b) || *b == '_'))
+        b++;
+    if (b >= e || (size_t)(e - b) >= cap)
+        return false;
+    snprintf(name, cap, "%.*s", (int)(e - b), b);
+    return true;
+}
+
+static bool read_line(const char *file, int lineno, char *buf, size_t cap)
+{
+    FILE *f = fopen(file, "r");
+    if (!f)
+        return false;
+    int n = 0;
+    bool ok = false;
+    while (fgets(buf, (int)cap, f))
+        if (++n == lineno) {
+            ok = true;
+            break;
+        }
+    fclose(f);
+    return ok;
+}
+
+static bool runtime_module(const char *m) { return prof_runtime_module(m); }
+
+/* ---------- variables ---------- */
+
+static int var_find(prof_result_t *r, const char *kind, const char *key)
+{
+    for (size_t i = 0; i < r->vars.n; i++)
+        if (!strcmp(r->vars.v[i].kind, kind) && !strcmp(r->vars.v[i].key, key))
+            return (int)i;
+    return -1;
+}
+
+static int var_new(prof_result_t *r, const char *kind, const char *key, const char *name)
+{
+    prof_var_t v;
+    memset(&v, 0, sizeof v);
+    snprintf(v.kind, sizeof v.kind, "%s", kind);
+    snprintf(v.key, sizeof v.key, "%s", key);
+    snprintf(v.site, sizeof v.site, "%s", key);
+    snprintf(v.name, sizeof v.name, "%s", name);
+    snprintf(v.placement_source, sizeof v.placement_source, "none");
+    VEC_PUSH(r->vars, v);
+    return (int)r->vars.n - 1;
+}
+
+/* One variable per distinct allocation call path. */
+static void alloc_var(ctx_t *c, prof_alloc_t *a)
+{
+    char key[1024] = "", path[PROF_MAX_CHAIN][320];
+    char name[128] = "";
+    int site = -1;
+    prof_loc_t loc[PROF_MAX_CHAIN];
+    for (int i = 0; i < a->nframes; i++) {
+        prof_sym_ip(c->sym, a->pid, a->time, a->frames[i], true, &loc[i]);
+        prof_loc_str(&loc[i], path[i], sizeof path[i]);
+        if (site < 0 && !runtime_module(loc[i].module))
+            site = i;
+        size_t kl = strlen(key);
+        snprintf(key + kl, sizeof key - kl, "%s+%lx;", loc[i].module, (unsigned long)loc[i].offset);
+    }
+    if (site < 0)
+        site = 0;
+    /* name: the variable assigned at the site, or at a caller of a helper */
+    for (int i = site; i < a->nframes && !name[0]; i++) {
+        char text[512];
+        if (loc[i].has_lines && read_line(loc[i].file, loc[i].line, text, sizeof text))
+            prof_guess_name(text, name, sizeof name);
+        if (i - site >= 3)
+            break;
+    }
+    const char *kind = a->kind == 1 ? "mmap" : "heap";
+    int v = var_find(c->r, kind, key);
+    if (v < 0) {
+        char fallback[340];
+        snprintf(fallback, sizeof fallback, "%s@%s", kind, a->nframes ? path[site] : "?");
+        v = var_new(c->r, kind, key, name[0] ? name : fallback);
+        prof_var_t *pv = &c->r->vars.v[v];
+        snprintf(pv->site, sizeof pv->site, "%s", a->nframes ? path[site] : "?");
+        for (int i = site; i < a->nframes && pv->npath < PROF_MAX_CHAIN; i++)
+            snprintf(pv->path[pv->npath++], sizeof pv->path[0], "%s", path[i]);
+        pv->lo = a->addr;
+        pv->hi = a->addr + a->size;
+        if (a->nframes && !loc[site].has_symbols)
+            c->s->stripped = true;
+    }
+    prof_var_t *pv = &c->r->vars.v[v];
+    /* key is long; keep the readable site as "site" */
+    a->var = v;
+    pv->allocations++;
+    pv->bytes += a->size;
+    if (a->size > pv->max_bytes)
+        pv->max_bytes = a->size;
+}
+
+static prof_alloc_t *alloc_at(ctx_t *c, int pid, uint64_t addr, uint64_t time)
+{
+    prof_session_t *s = c->s;
+    if (c->last_alloc < s->alloc.n) {
+        prof_alloc_t *a = &s->alloc.v[c->last_alloc];
+        if (a->pid == pid && addr >= a->addr && addr < a->addr + a->size && time >= a->time && time < a->free_time)
+            return a;
+    }
+    /* this process, then its ancestors (memory inherited across fork) */
+    for (int depth = 0, p = pid; depth < 8 && p > 0; depth++) {
+        for (size_t i = s->alloc.n; i > 0; i--) {
+            prof_alloc_t *a = &s->alloc.v[i - 1];
+            if (a->pid == p && addr >= a->addr && addr < a->addr + a->size && time >= a->time &&
+                time < a->free_time) {
+                c->last_alloc = i - 1;
+                return a;
+            }
+        }
+        int pp = -1;
+        for (size_t i = 0; i < s->procs.n; i++)
+            if (s->procs.v[i].pid == p)
+                pp = s->procs.v[i].ppid;
+        p = pp;
+    }
+    return NULL;
+}
+
+/* Variable of a data address: allocation, global symbol, or mapping. */
+static int var_of(ctx_t *c, int pid, uint64_t time, uint64_t addr, uint64_t *lo, uint64_t *hi)
+{
+    prof_alloc_t *a = alloc_at(c, pid, addr, time);
+    if (a) {
+        *lo = a->addr;
+        *hi = a->addr + a->size;
+        return a->var;
+    }
+    char name[128];
+    uint64_t start, size;
+    if (prof_sym_global(c->sym, pid, time, addr, name, sizeof name, &start, &size)) {
+        int v = var_find(c->r, "global", name);
+        if (v < 0) {
+            v = var_new(c->r, "global", name, name);
+            prof_var_t *pv = &c->r->vars.v[v];
+            pv->bytes = pv->max_bytes = size;
+            pv->allocations = 1;
+            pv->lo = start;
+            pv->hi = start + size;
+        }
+        *lo = start;
+        *hi = start + (size ? size : 1);
+        return v;
+    }
+    const prof_map_t *m = prof_sym_map(c->sym, pid, time, addr);
+    char key[300];
+    if (!m)
+        snprintf(key, sizeof key, "[unknown]");
+    else if (m->name && m->name[0] == '/')
+        snprintf(key, sizeof key, "[%s]", strrchr(m->name, '/') + 1);
+    else if (m->name && m->name[0] == '[')
+        snprintf(key, sizeof key, "%s", m->name);
+    else
+        snprintf(key, sizeof key, "[anon]");
+    int v = var_find(c->r, "other", key);
+    if (v < 0)
+        v = var_new(c->r, "other", key, key);
+    *lo = m ? m->start : addr;
+    *hi = m ? m->end : addr + 1;
+    return v;
+}
+
+static prof_line_t *line_get(void *vec_, const char *loc)
+{
+    VEC(prof_line_t) *vec = vec_;
+    for (size_t i = 0; i < vec->n; i++)
+        if (!strcmp(vec->v[i].loc, loc))
+            return &vec->v[i];
+    prof_line_t l;
+    memset(&l, 0, sizeof l);
+    snprintf(l.loc, sizeof l.loc, "%s", loc);
+    l.tid_first = -1;
+    VEC_PUSH(*vec, l);
+    return &vec->v[vec->n - 1];
+}
+
+static void add_tid(void *vec_, int32_t tid)
+{
+    VEC(int32_t) *vec = vec_;
+    for (size_t i = 0; i < vec->n; i++)
+        if (vec->v[i] == tid)
+            return;
+    VEC_PUSH(*vec, tid);
+}
+
+/* The code location of a sample: its IP, or for code in the runtime
+ * (memset, memcpy in libc) its caller: the word at the stack pointer when
+ * that is a return address into the program (leaf functions), else the
+ * first frame of the call chain outside the runtime. */
+static void sample_loc(ctx_t *c, int pid, uint64_t time, uint64_t ip, uint64_t ret, int chain, char *buf,
+                       size_t cap)
+{
+    prof_loc_t l;
+    prof_sym_ip(c->sym, pid, time, ip, false, &l);
+    bool found = !runtime_module(l.module);
+    if (!found && ret) {
+        prof_loc_t k;
+        prof_sym_ip(c->sym, pid, time, ret, true, &k);
+        if (strcmp(k.module, "?") && !runtime_module(k.module) && (k.has_symbols || k.has_lines)) {
+            l = k;
+            found = true;
+        }
+    }
+    if (!found && chain >= 0) {
+        const prof_chain_t *ch = &c->s->chains.v[chain];
+        for (int i = 1; i < ch->n; i++) {
+            prof_loc_t k;
+            prof_sym_ip(c->sym, pid, time, ch->ip[i], true, &k);
+            if (strcmp(k.module, "?") && !runtime_module(k.module)) {
+                l = k;
+                break;
+            }
+        }
+    }
+    if (strcmp(l.module, "?") && !runtime_module(l.module) && !l.has_symbols)
+        c->s->stripped = true;
+    prof_loc_str(&l, buf, cap);
+}
+
+static void touches(ctx_t *c)
+{
+    prof_session_t *s = c->s;
+    for (size_t i = 0; i < s->touch.n; i++) {
+        prof_touch_t *t = &s->touch.v[i];
+        uint64_t lo, hi;
+        int v = var_of(c, t->pid, t->time, t->addr, &lo, &hi);
+        prof_var_t *pv = &c->r->vars.v[v];
+        int node = prof_cpu_node(s, t->cpu);
+        char loc[320];
+        sample_loc(c, t->pid, t->time, t->ip, t->ret, t->chain, loc, sizeof loc);
+        pv->ft_pages += s->ft_period;
+        if (node >= 0 && node < PROF_MAX_NODES)
+            pv->ft_by_node[node] += s->ft_period;
+        add_tid(&pv->ft_tids, t->tid);
+        prof_line_t *l = line_get(&pv->ft_sites, loc);
+        l->count += s->ft_period;
+        if (node >= 0 && node < PROF_MAX_NODES)
+            l->by_node[node] += s->ft_period;
+        if (l->tid_first < 0)
+            l->tid_first = t->tid;
+        else if (l->tid_first != t->tid)
+            l->tids_n = 2; /* at least two threads */
+        if (!strcmp(pv->kind, "other"))
+            c->r->ft_unattributed++;
+    }
+    for (size_t v = 0; v < c->r->vars.n; v++)
+        for (size_t k = 0; k < c->r->vars.v[v].ft_sites.n; k++) {
+            prof_line_t *l = &c->r->vars.v[v].ft_sites.v[k];
+            if (l->tids_n == 0 && l->tid_first >= 0)
+                l->tids_n = 1;
+        }
+}
+
+static void accesses(ctx_t *c)
+{
+    prof_session_t *s = c->s;
+    for (size_t i = 0; i < s->acc.n; i++) {
+        prof_access_t *a = &s->acc.v[i];
+        uint64_t lo, hi;
+        int v = var_of(c, a->pid, a->time, a->addr, &lo, &hi);
+        prof_var_t *pv = &c->r->vars.v[v];
+        int tn = prof_cpu_node(s, a->cpu);
+        int pn = a->node >= 0 ? prof_os_node_index(s, a->node) : -1;
+        bool local = tn >= 0 && tn == pn;
+        char loc[320];
+        sample_loc(c, a->pid, a->time, a->ip, a->ret, -1, loc, sizeof loc);
+        prof_line_t *l = line_get(&pv->acc_lines, loc);
+        l->count++;
+        pv->acc_samples++;
+        c->r->acc_total++;
+        if (pn >= 0 && tn >= 0) {
+            l->local += local;
+            l->remote += !local;
+            pv->acc_local += local;
+            pv->acc_remote += !local;
+            if (tn < PROF_MAX_NODES && pn < PROF_MAX_NODES)
+                c->r->matrix[tn][pn]++;
+        }
+        if (tn >= 0 && tn < PROF_MAX_NODES) {
+            l->by_node[tn]++;
+            if (hi > lo && a->addr >= lo && a->addr < hi) {
+                int part = (int)((a->addr - lo) * 8 / (hi - lo));
+                pv->region_node[part < 8 ? part : 7][tn]++;
+            }
+        }
+        if (!strcmp(pv->kind, "other"))
+            c->r->acc_unattributed++;
+    }
+}
+
+/* Pages per node: the shim's move_pages at free/exit, else global page
+ * records, else the node of the cpu that first touched. */
+static void placement(ctx_t *c)
+{
+    prof_session_t *s = c->s;
+    for (size_t i = 0; i < s->alloc.n; i++) {
+        prof_alloc_t *a = &s->alloc.v[i];
+        if (a->var < 0 || !a->placed)
+            continue;
+        prof_var_t *pv = &c->r->vars.v[a->var];
+        for (int n = 0; n < PROF_MAX_NODES; n++) {
+            int idx = prof_os_node_index(s, n);
+            if (a->place[n] && idx >= 0)
+                pv->pages_by_node[idx] += a->place[n];
+        }
+        pv->pages_absent += a->place_absent;
+        snprintf(pv->placement_source, sizeof pv->placement_source, "move_pages");
+    }
+    for (size_t v = 0; v < c->r->vars.n; v++) {
+        prof_var_t *pv = &c->r->vars.v[v];
+        if (!strcmp(pv->kind, "global")) {
+            for (size_t g = 0; g < s->gpages.n; g++) {
+                prof_gpages_t *gp = &s->gpages.v[g];
+                for (uint32_t k = 0; k < gp->n; k++) {
+                    uint64_t pa = gp->base + (uint64_t)k * gp->stride * gp->page;
+                    if (pa + gp->page <= pv->lo || pa >= pv->hi)
+                        continue;
+                    int idx = prof_os_node_index(s, gp->node[k]);
+                    if (gp->node[k] >= 0 && idx >= 0)
+                        pv->pages_by_node[idx] += gp->stride;
+                    else
+                        pv->pages_absent += gp->stride;
+                    snprintf(pv->placement_source, sizeof pv->placement_source, "move_pages");
+                }
+            }
+        }
+        if (!strcmp(pv->placement_source, "none") && pv->ft_pages) {
+            memcpy(pv->pages_by_node, pv->ft_by_node, sizeof pv->ft_by_node);
+            snprintf(pv->placement_source, sizeof pv->placement_source, "first-touch-cpu");
+        }
+    }
+}
+
+static int cmp_line(const void *a, const void *b)
+{
+    const prof_line_t *x = a, *y = b;
+    uint64_t kx = x->remote * 4 + x->count, ky = y->remote * 4 + y->count;
+    return kx < ky ? 1 : kx > ky ? -1 : strcmp(x->loc, y->loc);
+}
+
+static uint64_t var_weight(const prof_var_t *v)
+{
+    uint64_t pages = 0;
+    for (int n = 0; n < PROF_MAX_NODES; n++)
+        pages += v->pages_by_node[n];
+    return v->acc_remote * 64 + v->acc_samples * 8 + pages + v->ft_pages;
+}
+
+static int cmp_var(const void *a, const void *b)
+{
+    uint64_t x = var_weight(a), y = var_weight(b);
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+void prof_analyze(prof_session_t *s, prof_result_t *r)
+{
+    memset(r, 0, sizeof *r);
+    ctx_t c = {s, prof_sym_create(s), r, 0};
+    if (!c.sym)
+        return;
+    for (size_t i = 0; i < s->alloc.n; i++)
+        alloc_var(&c, &s->alloc.v[i]);
+    touches(&c);
+    accesses(&c);
+    placement(&c);
+    prof_sym_destroy(c.sym);
+    for (size_t v = 0; v < r->vars.n; v++) {
+        prof_var_t *pv = &r->vars.v[v];
+        qsort(pv->ft_sites.v, pv->ft_sites.n, sizeof *pv->ft_sites.v, cmp_line);
+        qsort(pv->acc_lines.v, pv->acc_lines.n, sizeof *pv->acc_lines.v, cmp_line);
+    }
+    qsort(r->vars.v, r->vars.n, sizeof *r->vars.v, cmp_var);
+    for (size_t v = 0; v < r->vars.n; v++) {
+        prof_finding(s, &r->vars.v[v]);
+        if (r->vars.v[v].finding[0]) {
+            char *f = strdup(r->vars.v[v].finding);
+            if (f)
+                VEC_PUSH(r->findings, f);
+        }
+    }
+}
+
+void prof_result_free(prof_result_t *r)
+{
+    for (size_t v = 0; v < r->vars.n; v++) {
+        free(r->vars.v[v].ft_tids.v);
+        free(r->vars.v[v].ft_sites.v);
+        free(r->vars.v[v].acc_lines.v);
+    }
+    free(r->vars.v);
+    for (size_t i = 0; i < r->findings.n; i++)
+        free(r->findings.v[i]);
+    free(r->findings.v);
+    memset(r, 0, sizeof *r);
+}
+
+void prof_session_free(prof_session_t *s)
+{
+    if (!s)
+        return;
+    for (size_t i = 0; i < s->maps.n; i++)
+        free(s->maps.v[i].name);
+    for (size_t i = 0; i < s->gpages.n; i++)
+        free(s->gpages.v[i].node);
+    for (size_t i = 0; i < s->notes.n; i++)
+        free(s->notes.v[i]);
+    free(s->touch.v);
+    free(s->acc.v);
+    free(s->alloc.v);
+    free(s->maps.v);
+    free(s->procs.v);
+    free(s->gpages.v);
+    free(s->chains.v);
+    free(s->notes.v);
+    locus_topo_destroy(s->topo);
+    free(s);
+}

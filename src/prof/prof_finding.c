@@ -1,0 +1,147 @@
+/* One plain finding per variable, with a suggested fix, for the three
+ * shapes the Memphis studies found (CICE halo copy, shared tables, arrays
+ * allocated every step) and the general remote-access case. */
+#include "prof/prof_internal.h"
+
+#pragma GCC diagnostic ignored "-Wformat-truncation" /* long names are cut, on purpose */
+
+#include <stdlib.h>
+#include <string.h>
+
+#define MIN_SAMPLES 8
+
+static int os_node(const prof_session_t *s, int idx)
+{
+    locus_topo_node_t nd;
+    if (locus_topo_node(s->topo, idx, &nd) != LOCUS_OK)
+        return idx;
+    return nd.os_index;
+}
+
+static int pct(uint64_t a, uint64_t b) { return b ? (int)((a * 100 + b / 2) / b) : 0; }
+
+/* Share of sampled accesses to each eighth of the variable that come from
+ * its dominant node: ~1 when each part is used by one node (partitioned),
+ * ~1/nodes when every node uses every part (shared). */
+static double partitioned(const prof_session_t *s, const prof_var_t *v)
+{
+    uint64_t dom = 0, all = 0;
+    for (int p = 0; p < 8; p++) {
+        uint64_t best = 0, sum = 0;
+        for (int n = 0; n < s->nnodes && n < PROF_MAX_NODES; n++) {
+            sum += v->region_node[p][n];
+            if (v->region_node[p][n] > best)
+                best = v->region_node[p][n];
+        }
+        dom += best;
+        all += sum;
+    }
+    return all ? (double)dom / (double)all : 0;
+}
+
+static int accessing_nodes(const prof_session_t *s, const prof_var_t *v, uint64_t *by_node)
+{
+    int k = 0;
+    memset(by_node, 0, sizeof(uint64_t) * PROF_MAX_NODES);
+    for (size_t i = 0; i < v->acc_lines.n; i++)
+        for (int n = 0; n < s->nnodes && n < PROF_MAX_NODES; n++)
+            by_node[n] += v->acc_lines.v[i].by_node[n];
+    for (int n = 0; n < s->nnodes && n < PROF_MAX_NODES; n++)
+        k += by_node[n] * 10 >= v->acc_samples && by_node[n] > 0;
+    return k;
+}
+
+/* The line paying the most remote accesses, and the nodes its remote
+ * accesses come from ("1" or "1,3"). */
+static const prof_line_t *worst_line(const prof_session_t *s, const prof_var_t *v, int dom, char *nodes, size_t cap)
+{
+    const prof_line_t *w = NULL;
+    for (size_t i = 0; i < v->acc_lines.n; i++)
+        if (v->acc_lines.v[i].remote && (!w || v->acc_lines.v[i].remote > w->remote))
+            w = &v->acc_lines.v[i];
+    nodes[0] = 0;
+    if (!w)
+        return NULL;
+    for (int n = 0; n < s->nnodes && n < PROF_MAX_NODES; n++) {
+        if (n == dom || !w->by_node[n])
+            continue;
+        size_t l = strlen(nodes);
+        snprintf(nodes + l, cap - l, "%s%d", l ? "," : "", os_node(s, n));
+    }
+    if (!nodes[0])
+        snprintf(nodes, cap, "other");
+    return w;
+}
+
+void prof_finding(const prof_session_t *s, prof_var_t *v)
+{
+    v->finding[0] = 0;
+    uint64_t pages = 0, best = 0;
+    int dom = -1;
+    for (int n = 0; n < s->nnodes && n < PROF_MAX_NODES; n++) {
+        pages += v->pages_by_node[n];
+        if (v->pages_by_node[n] > best) {
+            best = v->pages_by_node[n];
+            dom = n;
+        }
+    }
+    if (!strcmp(v->kind, "other") || (!pages && !v->acc_samples))
+        return;
+    const char *ft_site = v->ft_sites.n ? v->ft_sites.v[0].loc : "?";
+    char who[64];
+    if (v->ft_tids.n == 1)
+        snprintf(who, sizeof who, "one thread");
+    else
+        snprintf(who, sizeof who, "%zu threads", v->ft_tids.n);
+    uint64_t by_node[PROF_MAX_NODES];
+    int nacc = accessing_nodes(s, v, by_node);
+    char rnodes[64];
+    const prof_line_t *w = worst_line(s, v, dom, rnodes, sizeof rnodes);
+    bool remote = s->nnodes > 1 && v->acc_samples >= MIN_SAMPLES && pct(v->acc_remote, v->acc_samples) >= 20 && w;
+    int dn = dom >= 0 ? os_node(s, dom) : -1;
+    size_t cap = sizeof v->finding;
+
+    if (v->allocations >= 4 && strcmp(v->kind, "global")) {
+        snprintf(v->pattern, sizeof v->pattern, "allocated-afresh");
+        int n = snprintf(v->finding, cap,
+                         "%s: allocated %llu times at %s; every allocation first-touches new pages "
+                         "(%llu first touches sampled), %d %% of its pages on node %d, first touched by %s at %s",
+                         v->name, (unsigned long long)v->allocations, v->site, (unsigned long long)v->ft_pages,
+                         pct(best, pages), dn, who, ft_site);
+        if (remote && n > 0 && (size_t)n < cap)
+            n += snprintf(v->finding + n, cap - (size_t)n, "; %d %% of accesses from node-%s threads in %s are remote",
+                          pct(w->remote, w->count), rnodes, w->loc);
+        if (n > 0 && (size_t)n < cap)
+            snprintf(v->finding + n, cap - (size_t)n,
+                     " → allocate %s once, outside the time-step loop, and reuse it%s", v->name,
+                     remote ? ", initialised in parallel with the loop that uses it" : "");
+        return;
+    }
+    if (!remote)
+        return;
+    double part = partitioned(s, v);
+    if (nacc >= 2 && part < 0.75) {
+        snprintf(v->pattern, sizeof v->pattern, "shared-hotspot");
+        snprintf(v->finding, cap,
+                 "%s: shared hot spot: every part of it is used from %d nodes; %d %% of sampled accesses are remote "
+                 "(%s: %d %% of its accesses); %d %% of its pages are on node %d (first touched by %s at %s) → "
+                 "interleave %s across the nodes to spread the traffic, or give each node its own copy and combine them",
+                 v->name, nacc, pct(v->acc_remote, v->acc_samples), w->loc, pct(w->remote, w->count),
+                 pct(best, pages), dn, who, ft_site, v->name);
+        return;
+    }
+    if (pages && pct(best, pages) >= 80) {
+        snprintf(v->pattern, sizeof v->pattern, "one-node-init");
+        snprintf(v->finding, cap,
+                 "%s: %d %% of pages on node %d, first touched by %s at %s; %d %% of accesses from node-%s threads "
+                 "in %s are remote → initialise %s in parallel with the schedule of %s, or interleave it",
+                 v->name, pct(best, pages), dn, who, ft_site, pct(w->remote, w->count), rnodes, w->loc, v->name,
+                 w->loc);
+        return;
+    }
+    snprintf(v->pattern, sizeof v->pattern, "remote");
+    snprintf(v->finding, cap,
+             "%s: %d %% of sampled accesses are remote, most in %s (from node-%s threads); pages were first touched "
+             "by %s at %s → first-touch each part from the threads that use it (same schedule as %s)",
+             v->name, pct(v->acc_remote, v->acc_samples), w->loc, rnodes, who, ft_site, w->loc);
+}

@@ -1,0 +1,248 @@
+/* The profile as JSON (schema: python/locus/schema/profile.schema.json,
+ * keys documented in docs/PROFILER.md) and as a terminal report. */
+#include "prof/prof_internal.h"
+
+#pragma GCC diagnostic ignored "-Wformat-truncation" /* long names are cut, on purpose */
+#include "core/error.h"
+
+#include <locus/version.h>
+
+#include <errno.h>
+#include <string.h>
+
+#define PROF_SCHEMA_ID "locus-profile/1"
+#define MAX_LINES 20
+
+static void jstr(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; s && *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+static int os_node(const prof_session_t *s, int idx)
+{
+    locus_topo_node_t nd;
+    return locus_topo_node(s->topo, idx, &nd) == LOCUS_OK ? nd.os_index : idx;
+}
+
+static void jnodes(FILE *f, const prof_session_t *s, const uint64_t *v)
+{
+    fputc('[', f);
+    for (int n = 0; n < s->nnodes && n < PROF_MAX_NODES; n++)
+        fprintf(f, "%s%llu", n ? "," : "", (unsigned long long)v[n]);
+    fputc(']', f);
+}
+
+static void jsampler(FILE *f, const char *name, const char *status, const char *detail, uint64_t samples,
+                     uint64_t lost, bool last)
+{
+    fprintf(f, "    {\"name\": \"%s\", \"status\": \"%s\", \"detail\": ", name, status);
+    jstr(f, detail);
+    fprintf(f, ", \"samples\": %llu, \"lost\": %llu}%s\n", (unsigned long long)samples, (unsigned long long)lost,
+            last ? "" : ",");
+}
+
+static void jlines(FILE *f, const prof_session_t *s, const void *vec_, bool access)
+{
+    const VEC(prof_line_t) *vec = vec_;
+    fputc('[', f);
+    for (size_t i = 0; i < vec->n && i < MAX_LINES; i++) {
+        const prof_line_t *l = &vec->v[i];
+        fprintf(f, "%s\n        {\"location\": ", i ? "," : "");
+        jstr(f, l->loc);
+        if (access)
+            fprintf(f, ", \"samples\": %llu, \"local\": %llu, \"remote\": %llu", (unsigned long long)l->count,
+                    (unsigned long long)l->local, (unsigned long long)l->remote);
+        else
+            fprintf(f, ", \"pages\": %llu, \"threads\": %llu", (unsigned long long)l->count,
+                    (unsigned long long)l->tids_n);
+        fprintf(f, ", \"by_thread_node\": ");
+        jnodes(f, s, l->by_node);
+        fputc('}', f);
+    }
+    fputc(']', f);
+}
+
+static void jvar(FILE *f, const prof_session_t *s, const prof_var_t *v, bool last)
+{
+    fprintf(f, "    {\"name\": ");
+    jstr(f, v->name);
+    fprintf(f, ", \"kind\": \"%s\", \"site\": ", v->kind);
+    jstr(f, v->site);
+    fprintf(f, ",\n      \"alloc_path\": [");
+    for (int i = 0; i < v->npath; i++) {
+        fputs(i ? ", " : "", f);
+        jstr(f, v->path[i]);
+    }
+    fprintf(f, "], \"allocations\": %llu, \"bytes\": %llu, \"max_bytes\": %llu,\n",
+            (unsigned long long)v->allocations, (unsigned long long)v->bytes, (unsigned long long)v->max_bytes);
+    fprintf(f, "      \"pages_by_node\": ");
+    jnodes(f, s, v->pages_by_node);
+    fprintf(f, ", \"pages_absent\": %llu, \"placement_source\": \"%s\",\n", (unsigned long long)v->pages_absent,
+            v->placement_source);
+    fprintf(f, "      \"first_touch\": {\"pages\": %llu, \"threads\": %zu, \"by_node\": ",
+            (unsigned long long)v->ft_pages, v->ft_tids.n);
+    jnodes(f, s, v->ft_by_node);
+    fprintf(f, ", \"sites\": ");
+    jlines(f, s, &v->ft_sites, false);
+    fprintf(f, "},\n      \"accesses\": {\"samples\": %llu, \"local\": %llu, \"remote\": %llu, \"lines\": ",
+            (unsigned long long)v->acc_samples, (unsigned long long)v->acc_local, (unsigned long long)v->acc_remote);
+    jlines(f, s, &v->acc_lines, true);
+    fprintf(f, "},\n      \"pattern\": ");
+    jstr(f, v->pattern);
+    fprintf(f, ", \"finding\": ");
+    jstr(f, v->finding);
+    fprintf(f, "}%s\n", last ? "" : ",");
+}
+
+static void jmachine(FILE *f, const prof_session_t *s)
+{
+    fprintf(f, "  \"machine\": {\"nodes\": [");
+    for (int n = 0; n < s->nnodes; n++) {
+        locus_topo_node_t nd;
+        if (locus_topo_node(s->topo, n, &nd) != LOCUS_OK)
+            continue;
+        fprintf(f, "%s{\"id\": %d, \"cpus\": [", n ? ", " : "", nd.os_index);
+        for (int c = 0; c < nd.num_cpus; c++)
+            fprintf(f, "%s%d", c ? "," : "", nd.cpus[c]);
+        fprintf(f, "], \"memory_bytes\": %llu}", (unsigned long long)nd.memory_bytes);
+    }
+    fprintf(f, "], \"distances\": [");
+    for (int a = 0; a < s->nnodes; a++) {
+        fprintf(f, "%s[", a ? ", " : "");
+        for (int b = 0; b < s->nnodes; b++)
+            fprintf(f, "%s%d", b ? "," : "", locus_topo_distance(s->topo, a, b));
+        fputc(']', f);
+    }
+    fprintf(f, "]},\n");
+}
+
+locus_status_t prof_write_json(const prof_session_t *s, const prof_result_t *r, FILE *f)
+{
+    fprintf(f, "{\n  \"schema\": \"%s\",\n  \"locus_version\": \"%s\",\n  \"command\": [", PROF_SCHEMA_ID,
+            LOCUS_VERSION_STRING);
+    for (int i = 0; s->argv[i]; i++) {
+        fputs(i ? ", " : "", f);
+        jstr(f, s->argv[i]);
+    }
+    fprintf(f, "],\n  \"exit\": {\"status\": %d, \"code\": ", s->exit_status);
+    if (s->exit_signal)
+        fprintf(f, "null, \"signal\": %d},\n", s->exit_signal);
+    else
+        fprintf(f, "%d, \"signal\": null},\n", s->exit_code);
+    fprintf(f, "  \"duration_s\": %.6f,\n", (double)(s->t_end - s->t_start) * 1e-9);
+    jmachine(f, s);
+    fprintf(f, "  \"samplers\": [\n");
+    jsampler(f, "first-touch", s->ft_on ? "on" : (strncmp(s->ft_detail, "off", 3) ? "unavailable" : "off"),
+             s->ft_detail, s->ft_samples, s->ft_lost, false);
+    jsampler(f, "access", s->acc_on ? "on" : (strncmp(s->acc_detail, "off", 3) ? "unavailable" : "off"),
+             s->acc_detail, s->acc.n, s->acc_dropped, false);
+    jsampler(f, "pmu", s->pmu_status, s->pmu_detail, 0, 0, true);
+    fprintf(f, "  ],\n  \"symbols\": \"%s\",\n  \"notes\": [", s->stripped ? "missing" : "ok");
+    for (size_t i = 0; i < s->notes.n; i++) {
+        fputs(i ? ", " : "", f);
+        jstr(f, s->notes.v[i]);
+    }
+    fprintf(f, "],\n  \"processes\": [");
+    for (size_t i = 0; i < s->procs.n; i++) {
+        fprintf(f, "%s{\"pid\": %d, \"ppid\": %d, \"comm\": ", i ? ", " : "", s->procs.v[i].pid, s->procs.v[i].ppid);
+        jstr(f, s->procs.v[i].comm);
+        fprintf(f, ", \"execs\": %d}", s->procs.v[i].gen);
+    }
+    fprintf(f, "],\n  \"access_matrix\": [");
+    for (int a = 0; a < s->nnodes && a < PROF_MAX_NODES; a++) {
+        fputs(a ? ", " : "", f);
+        jnodes(f, s, r->matrix[a]);
+    }
+    fprintf(f, "],\n  \"totals\": {\"first_touches\": %llu, \"first_touches_unattributed\": %llu, "
+               "\"access_samples\": %llu, \"access_unattributed\": %llu, \"allocations\": %zu},\n",
+            (unsigned long long)s->ft_samples, (unsigned long long)r->ft_unattributed,
+            (unsigned long long)r->acc_total, (unsigned long long)r->acc_unattributed, s->alloc.n);
+    fprintf(f, "  \"variables\": [\n");
+    for (size_t v = 0; v < r->vars.n; v++)
+        jvar(f, s, &r->vars.v[v], v + 1 == r->vars.n);
+    fprintf(f, "  ],\n  \"findings\": [");
+    for (size_t i = 0; i < r->findings.n; i++) {
+        fputs(i ? ",\n    " : "\n    ", f);
+        jstr(f, r->findings.v[i]);
+    }
+    fprintf(f, "%s]\n}\n", r->findings.n ? "\n  " : "");
+    if (ferror(f))
+        return locus_err_errno(LOCUS_ERR_SYSTEM, errno, "writing the profile");
+    return LOCUS_OK;
+}
+
+static void human_bytes(uint64_t b, char *buf, size_t cap)
+{
+    const char *u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    double v = (double)b;
+    int i = 0;
+    while (v >= 1024 && i < 4) {
+        v /= 1024;
+        i++;
+    }
+    snprintf(buf, cap, i ? "%.1f %s" : "%.0f %s", v, u[i]);
+}
+
+void prof_print_report(const prof_session_t *s, const prof_result_t *r, FILE *f)
+{
+    fprintf(f, "\nlocus profile: %s — exit %d%s, %.2f s, %d NUMA node%s\n", s->argv[0], s->exit_status,
+            s->exit_signal ? " (killed by a signal)" : "", (double)(s->t_end - s->t_start) * 1e-9, s->nnodes,
+            s->nnodes == 1 ? "" : "s");
+    fprintf(f, "  first touch: %s — %llu samples%s\n", s->ft_detail, (unsigned long long)s->ft_samples,
+            s->ft_lost ? " (some lost)" : "");
+    fprintf(f, "  accesses:    %s — %zu samples\n", s->acc_detail, s->acc.n);
+    fprintf(f, "  pmu:         %s: %s\n", s->pmu_status, s->pmu_detail);
+    if (s->stripped)
+        fprintf(f, "  note: symbols are missing for some code (stripped binary?): locations are module+offset\n");
+    for (size_t i = 0; i < s->notes.n; i++)
+        fprintf(f, "  note: %s\n", s->notes.v[i]);
+    fprintf(f, "\n  %-20s %-6s %10s  %-24s %-28s %8s %7s\n", "variable", "kind", "size", "pages per node",
+            "first touch", "accesses", "remote");
+    int shown = 0;
+    for (size_t v = 0; v < r->vars.n && shown < s->opt.top; v++) {
+        const prof_var_t *pv = &r->vars.v[v];
+        char size[32], place[128] = "", ft[64];
+        human_bytes(pv->max_bytes, size, sizeof size);
+        for (int n = 0; n < s->nnodes && n < 8; n++) {
+            size_t l = strlen(place);
+            snprintf(place + l, sizeof place - l, "%s%llu", n ? "/" : "", (unsigned long long)pv->pages_by_node[n]);
+        }
+        snprintf(ft, sizeof ft, "%s%s", pv->ft_sites.n ? pv->ft_sites.v[0].loc : "-",
+                 pv->ft_tids.n == 1 ? " (1 thr)" : "");
+        char rem[16] = "-";
+        if (pv->acc_local + pv->acc_remote)
+            snprintf(rem, sizeof rem, "%.0f %%", 100.0 * (double)pv->acc_remote / (double)(pv->acc_local + pv->acc_remote));
+        fprintf(f, "  %-20.20s %-6s %10s  %-24.24s %-28.28s %8llu %7s\n", pv->name, pv->kind, size, place, ft,
+                (unsigned long long)pv->acc_samples, rem);
+        shown++;
+    }
+    if (s->nnodes > 1 && r->acc_total) {
+        fprintf(f, "\n  sampled accesses, thread node (rows) x page node (columns):\n       ");
+        for (int b = 0; b < s->nnodes; b++)
+            fprintf(f, " %8s%d", "node", os_node(s, b));
+        fputc('\n', f);
+        for (int a = 0; a < s->nnodes && a < PROF_MAX_NODES; a++) {
+            fprintf(f, "  node%-2d", os_node(s, a));
+            for (int b = 0; b < s->nnodes && b < PROF_MAX_NODES; b++)
+                fprintf(f, " %9llu", (unsigned long long)r->matrix[a][b]);
+            fputc('\n', f);
+        }
+    }
+    fprintf(f, "\n  findings:\n");
+    if (!r->findings.n)
+        fprintf(f, "    none%s\n", s->nnodes == 1 ? " (one NUMA node: every access is local)" : "");
+    for (size_t i = 0; i < r->findings.n; i++)
+        fprintf(f, "  - %s\n", r->findings.v[i]);
+    if (s->opt.output)
+        fprintf(f, "\n  profile written to %s\n", s->opt.output);
+}

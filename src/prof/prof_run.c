@@ -1,0 +1,380 @@
+/* locus_prof_run: start the program stopped before exec, attach the
+ * samplers, release it, drain the rings while it runs, then attribute,
+ * analyse and write the profile. */
+#include "prof/prof_internal.h"
+#include "core/config.h"
+#include "core/error.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <dirent.h>
+
+extern char **environ;
+
+uint64_t prof_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void prof_note(prof_session_t *s, const char *fmt, ...)
+{
+    char *msg = NULL;
+    va_list ap;
+    va_start(ap, fmt);
+    if (vasprintf(&msg, fmt, ap) < 0)
+        msg = NULL;
+    va_end(ap);
+    if (msg)
+        VEC_PUSH(s->notes, msg);
+}
+
+int prof_cpu_node(const prof_session_t *s, int cpu) { return cpu < 0 ? -1 : locus_topo_cpu_node(s->topo, cpu); }
+int prof_os_node_index(const prof_session_t *s, int os) { return os < 0 ? -1 : locus_topo_node_index(s->topo, os); }
+
+/* ---------- options ---------- */
+
+static const char SAMPLERS_ACCEPTED[] = "'auto' or a comma list of first-touch, access, pmu";
+
+static int samplers_mask(const char *v) /* bit 0 ft, 1 access, 2 pmu; -1 bad */
+{
+    if (!strcmp(v, "auto"))
+        return 7;
+    int m = 0;
+    const char *p = v;
+    while (*p) {
+        size_t n = strcspn(p, ",");
+        if (n == 11 && !strncmp(p, "first-touch", n))
+            m |= 1;
+        else if (n == 6 && !strncmp(p, "access", n))
+            m |= 2;
+        else if (n == 3 && !strncmp(p, "pmu", n))
+            m |= 4;
+        else
+            return -1;
+        p += n;
+        if (*p == ',')
+            p++;
+    }
+    return m ? m : -1;
+}
+
+locus_status_t locus_prof_validate_samplers(const char *value)
+{
+    if (!value || samplers_mask(value) < 0)
+        return locus_err(LOCUS_ERR_INVALID, "samplers '%s': expected %s", value ? value : "", SAMPLERS_ACCEPTED);
+    return LOCUS_OK;
+}
+
+locus_status_t locus_prof_options_init(locus_prof_options_t *o)
+{
+    memset(o, 0, sizeof *o);
+    o->output = "locus-profile.json";
+    int64_t v;
+    uint64_t sz;
+    locus_status_t st;
+    if ((st = locus_tun_string(LOCUS_TUN_PROF_SAMPLERS, &o->samplers)) != LOCUS_OK)
+        return st;
+    if ((st = locus_tun_int(LOCUS_TUN_PROF_FT_PERIOD, &v)) != LOCUS_OK)
+        return st;
+    o->ft_period = (uint64_t)v;
+    if ((st = locus_tun_int(LOCUS_TUN_PROF_ACCESS_RATE, &v)) != LOCUS_OK)
+        return st;
+    o->access_rate = (uint64_t)v;
+    if ((st = locus_tun_size(LOCUS_TUN_PROF_MIN_ALLOC, &sz)) != LOCUS_OK)
+        return st;
+    o->min_alloc = sz;
+    if ((st = locus_tun_int(LOCUS_TUN_PROF_DEPTH, &v)) != LOCUS_OK)
+        return st;
+    o->depth = (int)v;
+    if ((st = locus_tun_int(LOCUS_TUN_PROF_TOP, &v)) != LOCUS_OK)
+        return st;
+    o->top = (int)v;
+    o->report = stderr;
+    return LOCUS_OK;
+}
+
+/* ---------- the program ---------- */
+
+/* Like execvp's search, so "not found" and "not executable" are told
+ * before anything runs. */
+static locus_status_t resolve_program(const char *name, char *out, size_t cap)
+{
+    struct stat st;
+    if (strchr(name, '/')) {
+        if (stat(name, &st) != 0)
+            return locus_err(LOCUS_ERR_NOT_FOUND, "program '%s' not found", name);
+        if (S_ISDIR(st.st_mode) || access(name, X_OK) != 0)
+            return locus_err(LOCUS_ERR_PERMISSION, "program '%s' is not executable", name);
+        snprintf(out, cap, "%s", name);
+        return LOCUS_OK;
+    }
+    const char *path = getenv("PATH");
+    if (!path || !*path)
+        path = "/usr/local/bin:/usr/bin:/bin";
+    bool seen = false;
+    for (const char *p = path; *p;) {
+        size_t n = strcspn(p, ":");
+        snprintf(out, cap, "%.*s/%s", (int)(n ? n : 1), n ? p : ".", name);
+        if (stat(out, &st) == 0 && !S_ISDIR(st.st_mode)) {
+            if (access(out, X_OK) == 0)
+                return LOCUS_OK;
+            seen = true;
+        }
+        p += n;
+        if (*p == ':')
+            p++;
+    }
+    if (seen)
+        return locus_err(LOCUS_ERR_PERMISSION, "program '%s' is not executable", name);
+    return locus_err(LOCUS_ERR_NOT_FOUND, "program '%s' not found in PATH", name);
+}
+
+static locus_status_t check_output(const char *path)
+{
+    if (!path)
+        return LOCUS_OK;
+    bool existed = access(path, F_OK) == 0;
+    int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return locus_err_errno(LOCUS_ERR_SYSTEM, errno, "output '%s' is not writable", path);
+    close(fd);
+    if (!existed)
+        unlink(path);
+    return LOCUS_OK;
+}
+
+static void child_env(const prof_session_t *s, int mask)
+{
+    char buf[64];
+    setenv("LOCUS_PROF_OUT", s->dir, 1);
+    snprintf(buf, sizeof buf, "%llu", (unsigned long long)s->opt.min_alloc);
+    setenv("LOCUS_PROF_MIN_ALLOC", buf, 1);
+    snprintf(buf, sizeof buf, "%llu", (unsigned long long)((mask & 2) ? s->opt.access_rate : 0));
+    setenv("LOCUS_PROF_ACCESS_RATE", buf, 1);
+    snprintf(buf, sizeof buf, "%d", s->opt.depth);
+    setenv("LOCUS_PROF_DEPTH", buf, 1);
+    if (s->opt.shim) {
+        const char *old = getenv("LD_PRELOAD");
+        char *v = NULL;
+        if (asprintf(&v, "%s%s%s", s->opt.shim, old && *old ? ":" : "", old ? old : "") > 0)
+            setenv("LD_PRELOAD", v, 1);
+    }
+}
+
+static void run_child(const prof_session_t *s, int mask, const char *path, char *const argv[], int go, int err)
+{
+    signal(SIGINT, SIG_DFL);
+    signal(SIGQUIT, SIG_DFL);
+    child_env(s, mask);
+    char c;
+    while (read(go, &c, 1) < 0 && errno == EINTR)
+        ;
+    close(go);
+    execv(path, argv);
+    int e = errno;
+    if (write(err, &e, sizeof e) < 0)
+        _exit(127);
+    _exit(e == ENOENT ? 127 : 126);
+}
+
+static void remove_dir(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (d) {
+        struct dirent *e;
+        while ((e = readdir(d))) {
+            if (e->d_name[0] == '.')
+                continue;
+            char p[1024];
+            snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+            unlink(p);
+        }
+        closedir(d);
+    }
+    rmdir(dir);
+}
+
+static void session_dir(prof_session_t *s)
+{
+    const char *tmp = getenv("TMPDIR");
+    snprintf(s->dir, sizeof s->dir, "%s/locus-prof.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(s->dir))
+        snprintf(s->dir, sizeof s->dir, "/tmp/locus-prof.XXXXXX"), (void)mkdtemp(s->dir);
+}
+
+/* Waits for the child while draining the rings. */
+static int supervise(prof_session_t *s, prof_perf_t *perf, pid_t child)
+{
+    int n = prof_perf_count(perf), status = 0;
+    struct pollfd pf[1024];
+    for (int i = 0; i < n; i++)
+        pf[i] = (struct pollfd){prof_perf_poll_fd(perf, i), POLLIN, 0};
+    for (;;) {
+        if (n)
+            poll(pf, (nfds_t)n, 50);
+        else
+            usleep(20000);
+        prof_perf_drain(s, perf);
+        pid_t w = waitpid(child, &status, WNOHANG);
+        if (w == child)
+            break;
+        if (w < 0 && errno != EINTR)
+            break;
+    }
+    prof_perf_drain(s, perf);
+    return status;
+}
+
+static void set_exit(prof_session_t *s, int status)
+{
+    if (WIFSIGNALED(status)) {
+        s->exit_signal = WTERMSIG(status);
+        s->exit_code = -1;
+        s->exit_status = 128 + s->exit_signal;
+    } else {
+        s->exit_signal = 0;
+        s->exit_code = WEXITSTATUS(status);
+        s->exit_status = s->exit_code;
+    }
+}
+
+static locus_status_t finish(prof_session_t *s, int mask)
+{
+    prof_shimlog_read_dir(s);
+    if (mask & 2) {
+        if (!s->opt.shim)
+            snprintf(s->acc_detail, sizeof s->acc_detail, "off: the preload shim was not found");
+        else if (!s->shim_procs)
+            snprintf(s->acc_detail, sizeof s->acc_detail,
+                     "no data: the shim did not load (static or setuid program?)");
+        s->acc_on = s->opt.shim && s->shim_procs && s->opt.access_rate;
+        if (s->acc_on)
+            snprintf(s->acc_detail, sizeof s->acc_detail,
+                     "protection faults on sampled pages of allocations >= %llu bytes, <= %llu samples/s per process",
+                     (unsigned long long)s->opt.min_alloc, (unsigned long long)s->opt.access_rate);
+    } else {
+        snprintf(s->acc_detail, sizeof s->acc_detail, "off (not selected)");
+    }
+    if (!s->shim_procs && s->opt.shim)
+        prof_note(s, "no allocation log: the preload shim did not load in the program (static binary?), "
+                     "so heap variables cannot be named; pages are grouped by mapping");
+    prof_pmu_detect(s);
+    prof_result_t r;
+    prof_analyze(s, &r);
+    locus_status_t st = LOCUS_OK;
+    if (s->opt.output) {
+        FILE *f = fopen(s->opt.output, "w");
+        if (!f) {
+            st = locus_err_errno(LOCUS_ERR_SYSTEM, errno, "cannot write the profile to '%s'", s->opt.output);
+        } else {
+            st = prof_write_json(s, &r, f);
+            if (fclose(f) != 0 && st == LOCUS_OK)
+                st = locus_err_errno(LOCUS_ERR_SYSTEM, errno, "writing '%s'", s->opt.output);
+        }
+    }
+    if (s->opt.report)
+        prof_print_report(s, &r, s->opt.report);
+    prof_result_free(&r);
+    return st;
+}
+
+locus_status_t locus_prof_run(const locus_prof_options_t *opt, char *const argv[], int *exit_status)
+{
+    if (!argv || !argv[0] || !argv[0][0])
+        return locus_err(LOCUS_ERR_INVALID, "no program given: expected -- PROGRAM [ARGS...]");
+    int mask = samplers_mask(opt->samplers ? opt->samplers : "auto");
+    if (mask < 0)
+        return locus_err(LOCUS_ERR_INVALID, "samplers '%s': expected %s", opt->samplers, SAMPLERS_ACCEPTED);
+    if (opt->ft_period < 1)
+        return locus_err(LOCUS_ERR_INVALID, "first-touch period 0: expected >= 1");
+    if (opt->depth < 1 || opt->depth > PROF_MAX_CHAIN)
+        return locus_err(LOCUS_ERR_INVALID, "depth %d: expected 1..%d", opt->depth, PROF_MAX_CHAIN);
+    char path[4096];
+    locus_status_t st = resolve_program(argv[0], path, sizeof path);
+    if (st == LOCUS_OK)
+        st = check_output(opt->output);
+    if (st != LOCUS_OK)
+        return st;
+
+    prof_session_t *s = calloc(1, sizeof *s);
+    if (!s)
+        return locus_err(LOCUS_ERR_NO_MEMORY, "profiler session");
+    s->opt = *opt;
+    s->argv = (char **)argv;
+    s->ft_period = opt->ft_period;
+    if ((st = locus_topo_load(&s->topo)) != LOCUS_OK) {
+        free(s);
+        return st;
+    }
+    s->nnodes = locus_topo_num_nodes(s->topo);
+    session_dir(s);
+
+    int go[2], err[2];
+    if (pipe2(go, O_CLOEXEC) || pipe2(err, O_CLOEXEC)) {
+        st = locus_err_errno(LOCUS_ERR_SYSTEM, errno, "pipe");
+        goto out;
+    }
+    fflush(NULL);
+    pid_t child = fork();
+    if (child < 0) {
+        st = locus_err_errno(LOCUS_ERR_SYSTEM, errno, "fork");
+        goto out;
+    }
+    if (child == 0)
+        run_child(s, mask, path, argv, go[0], err[1]);
+    close(go[0]);
+    close(err[1]);
+
+    prof_perf_t *perf = NULL;
+    if (mask & 1) {
+        if (prof_perf_open(s, child, &perf) == LOCUS_OK) {
+            s->ft_on = true;
+            snprintf(s->ft_detail, sizeof s->ft_detail,
+                     "software event PAGE_FAULTS_MIN, 1 sample per %llu first touches, one event per cpu%s",
+                     (unsigned long long)s->ft_period, s->ft_phys ? ", physical addresses" : "");
+        } else {
+            snprintf(s->ft_detail, sizeof s->ft_detail, "unavailable: %s", locus_last_error());
+            prof_note(s, "first-touch sampler unavailable (%s); placement comes from the shim only",
+                      locus_last_error());
+        }
+    } else {
+        snprintf(s->ft_detail, sizeof s->ft_detail, "off (not selected)");
+    }
+    void (*oint)(int) = signal(SIGINT, SIG_IGN);
+    void (*oquit)(int) = signal(SIGQUIT, SIG_IGN);
+    s->t_start = prof_now();
+    if (write(go[1], "g", 1) < 0)
+        st = locus_err_errno(LOCUS_ERR_SYSTEM, errno, "releasing the program");
+    close(go[1]);
+    int status = supervise(s, perf, child);
+    s->t_end = prof_now();
+    signal(SIGINT, oint);
+    signal(SIGQUIT, oquit);
+    prof_perf_close(perf);
+    int e = 0;
+    ssize_t got = read(err[0], &e, sizeof e);
+    close(err[0]);
+    if (got == (ssize_t)sizeof e) { /* exec failed after all */
+        st = e == ENOENT ? locus_err(LOCUS_ERR_NOT_FOUND, "program '%s' not found", argv[0])
+                         : locus_err_errno(LOCUS_ERR_PERMISSION, e, "cannot execute '%s'", argv[0]);
+        goto out;
+    }
+    set_exit(s, status);
+    *exit_status = s->exit_status;
+    st = finish(s, mask);
+out:
+    remove_dir(s->dir);
+    prof_session_free(s);
+    return st;
+}
