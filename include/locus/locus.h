@@ -11,5 +11,6 @@
 #include <locus/copy.h>
 #include <locus/heap.h>
 #include <locus/reg.h>
+#include <locus/prof.h>
 
 #endif

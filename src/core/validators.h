@@ -17,5 +17,6 @@ locus_status_t locus_copy_validate_calibration(const char *value);
 locus_status_t locus_shm_validate_job(const char *value);
 
 /* prof */
+locus_status_t locus_prof_validate_samplers(const char *value);
 
 #endif
