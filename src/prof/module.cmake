@@ -12,7 +12,9 @@ set_target_properties(locus_prof_preload PROPERTIES
   LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/lib
   C_VISIBILITY_PRESET default)
 target_compile_options(locus_prof_preload PRIVATE -O2 -fno-omit-frame-pointer -ftls-model=initial-exec)
-target_link_libraries(locus_prof_preload PRIVATE dl Threads::Threads)
+# backtrace() loads libgcc_s on demand: make it a real dependency so it is
+# there when the shim records its first allocation (and copied into VM guests)
+target_link_libraries(locus_prof_preload PRIVATE dl Threads::Threads -Wl,--no-as-needed gcc_s -Wl,--as-needed)
 install(TARGETS locus_prof_preload LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 set(LOCUS_PROF_SHIM_NAME "liblocus_prof_preload.so")
 # the CLI finds the shim beside itself: build it whenever the CLI is built
