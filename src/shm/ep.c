@@ -599,6 +599,12 @@ locus_status_t locus_shm_test(locus_shm_ep_t *ep, locus_shm_req_t *req, bool *do
                          !ep ? "endpoint" : !req ? "request" : "done flag");
     if (req->state != RS_DONE)
         locus_shm_progress(ep);
+    /* Once the endpoint is broken every list has been failed; a request that
+     * was between lists (e.g. matched by a corrupt message) ends here too. */
+    if (req->state != RS_DONE && ep->fatal) {
+        req->state = RS_DONE;
+        req->status = ep->fatal;
+    }
     if (req->state != RS_DONE) {
         *done = false;
         return LOCUS_OK;

@@ -103,11 +103,10 @@ locus_status_t locus_shm_init(const locus_shm_opts_t *opts, locus_shm_ep_t **out
     ep->blks[0] = (shm_heap_blk_t){0, ep->plan.heap_bytes, false};
     ep->nblks = ep->plan.heap_bytes ? 1 : 0;
     ep->next_live_ns = shm_now_ns() + 1000000;
-    cpu_set_t cs;
-    int ncpu = sched_getaffinity(0, sizeof cs, &cs) == 0 ? CPU_COUNT(&cs) : 1;
+    /* Oversubscribed (more local processes than CPUs): yield when idle. A
+     * process pinned to one CPU of its own is not oversubscribed. */
     long online = sysconf(_SC_NPROCESSORS_ONLN);
-    /* Oversubscribed (more local processes than CPUs, or pinned to fewer): yield soon. */
-    ep->yield_after = ep->size > online || (ncpu < ep->size && ncpu == 1) ? 32 : 1u << 16;
+    ep->yield_after = online > 0 && ep->size > online ? 32 : UINT32_MAX;
     *out = ep;
     return LOCUS_OK;
 }

@@ -237,3 +237,53 @@ TEST(ShmApi, PeerDeathIsReportedNotHung)
     });
     EXPECT_EQ(bad, 0);
 }
+
+namespace {
+void raw_copy(void *d, const void *s, size_t n, int) { memcpy(d, s, n); }
+
+// Rank 1 plays a hostile peer: it writes a crafted message straight into rank
+// 0's ring; rank 0 must stop with LOCUS_ERR_CORRUPT, never touch memory outside.
+int hostile(locus_shm_ep_t *ep, const shmq_hdr_t &h, const void *payload)
+{
+    if (locus_shm_rank(ep) == 1) {
+        shmq_hdr_t m = h;
+        m.src = 1;
+        uint64_t cached = 0;
+        CHILD_CHECK(shmq_send(&ep->q[0], &cached, &m, payload, raw_copy));
+        char b[8];
+        locus_shm_recv(ep, 0, 5, b, sizeof b, nullptr); // released by rank 0's ack
+        return 0;
+    }
+    std::vector<char> buf(1 << 20);
+    locus_status_t st = locus_shm_recv(ep, 1, LOCUS_SHM_ANY_TAG, buf.data(), buf.size(), nullptr);
+    CHILD_CHECK(st == LOCUS_ERR_CORRUPT);
+    CHILD_CHECK(strstr(locus_last_error(), "rank 1") != nullptr);
+    _exit(0); // the endpoint is broken; the peer is released by our exit
+}
+} // namespace
+
+TEST(ShmApi, HostileMessagesAreBoundsChecked)
+{
+    shm_rts_t rts{};
+    rts.len = 4096;
+    rts.kind = RTS_HEAP;
+    rts.heap_off = 1ull << 40; // far outside the sender's heap
+    shmq_hdr_t h{};
+    h.type = MT_RTS;
+    h.len = sizeof rts;
+    EXPECT_EQ(run_procs(2, [&](locus_shm_ep_t *ep) { return hostile(ep, h, &rts); }, nullptr, 1 << 20), 0);
+    shmq_hdr_t bad_type{};
+    bad_type.type = 99;
+    EXPECT_EQ(run_procs(2, [&](locus_shm_ep_t *ep) { return hostile(ep, bad_type, nullptr); }), 0);
+    shmq_hdr_t stray_frag{};
+    stray_frag.type = MT_FRAG;
+    stray_frag.len = 8;
+    stray_frag.aux = 12345; // no such rendezvous
+    uint64_t junk = 0;
+    EXPECT_EQ(run_procs(2, [&](locus_shm_ep_t *ep) { return hostile(ep, stray_frag, &junk); }), 0);
+    shmq_hdr_t too_long{};
+    too_long.type = MT_EAGER;
+    too_long.len = 20000; // above LOCUS_SHM_EAGER (16K): the queue's own check passes
+    std::vector<char> big(20000);
+    EXPECT_EQ(run_procs(2, [&](locus_shm_ep_t *ep) { return hostile(ep, too_long, big.data()); }), 0);
+}
