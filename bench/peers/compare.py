@@ -218,6 +218,8 @@ class Session:
         self.timeouts, self.busy_mode = 0, False
         # Past the deadline: no more waiting for quiet, no retries, no new repeat.
         self.deadline = time.monotonic() + 60 * args.max_minutes
+        # At 1.5 x the budget the rest of the current repeat is skipped.
+        self.hard_deadline = time.monotonic() + 90 * args.max_minutes
         self.raw = os.path.join(args.out, "raw")
         os.makedirs(self.raw, exist_ok=True)
 
@@ -242,7 +244,10 @@ class Session:
 
         fn() → (ok, {row: metrics}, raw text, command)."""
         for attempt in range(self.args.retries + 1):
-            late = time.monotonic() > self.deadline
+            now = time.monotonic()
+            if now > self.hard_deadline:
+                return
+            late = now > self.deadline
             if late and attempt > 0:
                 return
             self.n += 1
@@ -404,7 +409,7 @@ def main():
                     "quiet (other processes below --max-busy); 0: do not wait (default 30)")
     ap.add_argument("--max-minutes", type=float, default=40.0,
                     help="time budget: past it, stop waiting for quiet, stop retrying and start "
-                    "no new repeat (default 40)")
+                    "no new repeat; at 1.5x, skip the rest of the repeat (default 40)")
     ap.add_argument("--quick", action="store_true",
                     help="smoke run: 1 repeat, fewer sizes, shorter UCX runs")
     ap.add_argument("--skip-locus", action="store_true", help="measure the peers only")
