@@ -13,14 +13,17 @@
 #include <locus/reg.h>
 
 #include <infiniband/verbs.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 
 #define LEN (4u << 20)
 
 static struct ibv_cq *cq;
+static int gid_index;
 static struct ibv_qp *qa, *qb;
 
 #define CHECK(cond, ...)                                                         \
@@ -53,12 +56,12 @@ static void to_rtr_rts(struct ibv_qp *qp, uint32_t dest, union ibv_gid *gid)
     a.min_rnr_timer = 12;
     a.ah_attr.is_global = 1;
     a.ah_attr.grh.dgid = *gid;
-    a.ah_attr.grh.sgid_index = 0;
+    a.ah_attr.grh.sgid_index = (uint8_t)gid_index;
     a.ah_attr.grh.hop_limit = 1;
     a.ah_attr.port_num = 1;
     CHECK(!ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
                                      IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER),
-          "QP to RTR");
+          "QP to RTR: %s", strerror(errno));
     memset(&a, 0, sizeof a);
     a.qp_state = IBV_QPS_RTS;
     a.timeout = 14;
@@ -97,9 +100,9 @@ static void rdma(enum ibv_wr_opcode op, void *laddr, uint32_t lkey, void *raddr,
     CHECK(!ibv_post_send(qa, &wr, &bad), "ibv_post_send");
     struct ibv_wc wc;
     int n;
-    long spins = 0;
+    time_t t0 = time(NULL);
     while ((n = ibv_poll_cq(cq, 1, &wc)) == 0)
-        CHECK(++spins < 2000000000L, "no completion");
+        CHECK(time(NULL) - t0 < 30, "no completion within 30 s");
     CHECK(n == 1 && wc.status == IBV_WC_SUCCESS, "completion status %s", ibv_wc_status_str(wc.status));
 }
 
@@ -147,6 +150,7 @@ static locus_reg_stats_t stats(void)
 
 int main(void)
 {
+    setvbuf(stdout, NULL, _IONBF, 0);
     locus_reg_attr_t a;
     locus_reg_attr_init(&a);
     CHECK(locus_reg_attr_from_env(&a) == LOCUS_OK, "LOCUS_REG_*");
@@ -159,8 +163,23 @@ int main(void)
     CHECK(!strcmp(s.backend, "verbs"), "backend is %s", s.backend);
     struct ibv_pd *pd = locus_reg_pd(cache);
     CHECK(pd, "cache has no PD");
-    union ibv_gid gid;
-    CHECK(!ibv_query_gid(pd->context, 1, 0, &gid), "ibv_query_gid");
+    /* the first non-empty GID of port 1 (RoCE: from the netdev's addresses) */
+    union ibv_gid gid, zero;
+    memset(&zero, 0, sizeof zero);
+    /* an IPv4-mapped GID (::ffff:a.b.c.d) routes to itself; else the first non-empty one */
+    int first = -1;
+    for (gid_index = 0; gid_index < 16; gid_index++) {
+        if (ibv_query_gid(pd->context, 1, gid_index, &gid) || !memcmp(&gid, &zero, sizeof gid))
+            continue;
+        if (first < 0) first = gid_index;
+        static const uint8_t v4[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+        if (!memcmp(gid.raw, v4, 12))
+            break;
+    }
+    if (gid_index == 16) gid_index = first;
+    CHECK(gid_index >= 0, "no GID on port 1");
+    CHECK(!ibv_query_gid(pd->context, 1, gid_index, &gid), "ibv_query_gid");
+    printf("GID index %d\n", gid_index);
     cq = ibv_create_cq(pd->context, 64, NULL, NULL, 0);
     CHECK(cq, "ibv_create_cq");
     qa = make_qp(pd);
@@ -207,6 +226,7 @@ int main(void)
     transfer(m2, dst, back, "after free+malloc");
     CHECK(stats().invalidations > inval, "free of the mmapped chunk did not invalidate");
     free(m2);
+    printf("static mode\n");
 
     /* static mode: a locus heap registered once */
     locus_heap_attr_t ha;
@@ -217,6 +237,7 @@ int main(void)
     ha.verify = LOCUS_VERIFY_NONE;
     locus_heap_t *heap;
     CHECK(locus_heap_create(&ha, NULL, &heap) == LOCUS_OK, "locus_heap_create");
+    printf("heap of %llu bytes at %p\n", (unsigned long long)locus_heap_size(heap), locus_heap_base(heap));
     regs = stats().registrations;
     CHECK(locus_reg_static_heap(cache, heap, LOCUS_REG_ACCESS_ALL) == LOCUS_OK, "static heap");
     char *hb = locus_heap_base(heap);
