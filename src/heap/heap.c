@@ -406,7 +406,7 @@ static locus_status_t fault(struct locus_heap *h, const locus_heap_attr_t *a, co
                    a->policy == LOCUS_HEAP_INTERLEAVE, phase,
                    a->policy == LOCUS_HEAP_LOCAL ? weights : NULL);
     heap_fault_args_t fa = {h->base, plan, nt, cpus, home, h->hugetlb ? k.page : 4096,
-                            a->progress, a->progress_arg};
+                            a->policy == LOCUS_HEAP_LOCAL, a->progress, a->progress_arg};
     bool fallback = false;
     st0 = heap_fault_in(&fa, &fallback);
     h->stats.threads = nt;

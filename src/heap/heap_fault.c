@@ -96,7 +96,8 @@ static void *worker(void *arg)
     const heap_plan_t *p = j->a->plan;
     int home = j->a->home[w->index];
     int start = home >= 0 ? home : w->index % p->nslots;
-    for (int i = 0; i < p->nslots && !atomic_load(&j->failed); i++) {
+    int slots = j->a->home_only && home >= 0 ? 1 : p->nslots;
+    for (int i = 0; i < slots && !atomic_load(&j->failed); i++) {
         int s = (start + i) % p->nslots;
         uint64_t n = heap_plan_slot_chunks(p, s);
         for (;;) {

@@ -41,6 +41,7 @@ typedef struct heap_fault_args {
     const int *cpus;
     const int *home;
     uint64_t touch_stride;
+    bool home_only;      /* local: a page's node is its faulting thread's, so no helping */
     locus_heap_progress_fn progress;
     void *progress_arg;
 } heap_fault_args_t;

@@ -10,7 +10,8 @@
  * A slot's pages, in address order, are cut in chunks of chunk_units pages.
  * Each fault-in thread has a home slot (the node of its core) and claims the
  * chunks of that slot first, then helps the other slots (memory-only nodes
- * have no cores, so their chunks are always taken this way). */
+ * have no cores, so their chunks are always taken this way). Under `local`
+ * a page lands on its faulting thread's node, so there threads stay home. */
 #ifndef LOCUS_HEAP_PLAN_H
 #define LOCUS_HEAP_PLAN_H
 
