@@ -21,7 +21,7 @@ static void pin_to_cpu(int cpu)
 }
 
 /* Runs fn(id) on nthreads pinned threads; id 0 is the calling thread. */
-static void run_threads(void *(*fn)(void *))
+static inline void run_threads(void *(*fn)(void *))
 {
     pthread_t t[256];
     for (long i = 1; i < nthreads; i++)

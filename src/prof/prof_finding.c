@@ -20,23 +20,27 @@ static int os_node(const prof_session_t *s, int idx)
 
 static int pct(uint64_t a, uint64_t b) { return b ? (int)((a * 100 + b / 2) / b) : 0; }
 
-/* Share of sampled accesses to each eighth of the variable that come from
- * its dominant node: ~1 when each part is used by one node (partitioned),
- * ~1/nodes when every node uses every part (shared). */
+/* How much knowing which eighth of the variable was accessed tells about
+ * the accessing node: ~0 when every node uses every part the same way
+ * (shared), large when each part has its own node (partitioned). */
 static double partitioned(const prof_session_t *s, const prof_var_t *v)
 {
-    uint64_t dom = 0, all = 0;
+    uint64_t dom = 0, all = 0, per_node[PROF_MAX_NODES] = {0};
     for (int p = 0; p < 8; p++) {
-        uint64_t best = 0, sum = 0;
+        uint64_t best = 0;
         for (int n = 0; n < s->nnodes && n < PROF_MAX_NODES; n++) {
-            sum += v->region_node[p][n];
+            per_node[n] += v->region_node[p][n];
+            all += v->region_node[p][n];
             if (v->region_node[p][n] > best)
                 best = v->region_node[p][n];
         }
         dom += best;
-        all += sum;
     }
-    return all ? (double)dom / (double)all : 0;
+    uint64_t base = 0;
+    for (int n = 0; n < s->nnodes && n < PROF_MAX_NODES; n++)
+        if (per_node[n] > base)
+            base = per_node[n];
+    return all ? (double)(dom - base) / (double)all : 0;
 }
 
 static int accessing_nodes(const prof_session_t *s, const prof_var_t *v, uint64_t *by_node)
@@ -89,15 +93,16 @@ void prof_finding(const prof_session_t *s, prof_var_t *v)
         return;
     const char *ft_site = v->ft_sites.n ? v->ft_sites.v[0].loc : "?";
     char who[64];
-    if (v->ft_tids.n == 1)
+    if (!v->ft_sites.n || v->ft_sites.v[0].tids_n <= 1)
         snprintf(who, sizeof who, "one thread");
     else
-        snprintf(who, sizeof who, "%zu threads", v->ft_tids.n);
+        snprintf(who, sizeof who, "several threads");
     uint64_t by_node[PROF_MAX_NODES];
     int nacc = accessing_nodes(s, v, by_node);
     char rnodes[64];
     const prof_line_t *w = worst_line(s, v, dom, rnodes, sizeof rnodes);
-    bool remote = s->nnodes > 1 && v->acc_samples >= MIN_SAMPLES && pct(v->acc_remote, v->acc_samples) >= 20 && w;
+    uint64_t known = v->acc_local + v->acc_remote; /* samples whose page node is known */
+    bool remote = s->nnodes > 1 && known >= MIN_SAMPLES && pct(v->acc_remote, known) >= 20 && w;
     int dn = dom >= 0 ? os_node(s, dom) : -1;
     size_t cap = sizeof v->finding;
 
@@ -110,7 +115,7 @@ void prof_finding(const prof_session_t *s, prof_var_t *v)
                          pct(best, pages), dn, who, ft_site);
         if (remote && n > 0 && (size_t)n < cap)
             n += snprintf(v->finding + n, cap - (size_t)n, "; %d %% of accesses from node-%s threads in %s are remote",
-                          pct(w->remote, w->count), rnodes, w->loc);
+                          pct(w->remote, w->local + w->remote), rnodes, w->loc);
         if (n > 0 && (size_t)n < cap)
             snprintf(v->finding + n, cap - (size_t)n,
                      " → allocate %s once, outside the time-step loop, and reuse it%s", v->name,
@@ -120,13 +125,13 @@ void prof_finding(const prof_session_t *s, prof_var_t *v)
     if (!remote)
         return;
     double part = partitioned(s, v);
-    if (nacc >= 2 && part < 0.75) {
+    if (nacc >= 2 && part < 0.15) {
         snprintf(v->pattern, sizeof v->pattern, "shared-hotspot");
         snprintf(v->finding, cap,
                  "%s: shared hot spot: every part of it is used from %d nodes; %d %% of sampled accesses are remote "
                  "(%s: %d %% of its accesses); %d %% of its pages are on node %d (first touched by %s at %s) → "
                  "interleave %s across the nodes to spread the traffic, or give each node its own copy and combine them",
-                 v->name, nacc, pct(v->acc_remote, v->acc_samples), w->loc, pct(w->remote, w->count),
+                 v->name, nacc, pct(v->acc_remote, known), w->loc, pct(w->remote, w->local + w->remote),
                  pct(best, pages), dn, who, ft_site, v->name);
         return;
     }
@@ -135,7 +140,7 @@ void prof_finding(const prof_session_t *s, prof_var_t *v)
         snprintf(v->finding, cap,
                  "%s: %d %% of pages on node %d, first touched by %s at %s; %d %% of accesses from node-%s threads "
                  "in %s are remote → initialise %s in parallel with the schedule of %s, or interleave it",
-                 v->name, pct(best, pages), dn, who, ft_site, pct(w->remote, w->count), rnodes, w->loc, v->name,
+                 v->name, pct(best, pages), dn, who, ft_site, pct(w->remote, w->local + w->remote), rnodes, w->loc, v->name,
                  w->loc);
         return;
     }
@@ -143,5 +148,5 @@ void prof_finding(const prof_session_t *s, prof_var_t *v)
     snprintf(v->finding, cap,
              "%s: %d %% of sampled accesses are remote, most in %s (from node-%s threads); pages were first touched "
              "by %s at %s → first-touch each part from the threads that use it (same schedule as %s)",
-             v->name, pct(v->acc_remote, v->acc_samples), w->loc, rnodes, who, ft_site, w->loc);
+             v->name, pct(v->acc_remote, known), w->loc, rnodes, who, ft_site, w->loc);
 }

@@ -3,15 +3,14 @@
 # names the variable, its first-touch line and the loop paying the remote
 # accesses (lines found from the FIRST_TOUCH / REMOTE_LOOP markers in the
 # example's source), and the expected pattern.
-#   prof_check.sh EXAMPLE VARIABLE PATTERN
-ex=$1 var=$2 pattern=$3
-src=/src/$ex.c
+#   prof_check.sh EXAMPLE VARIABLE PATTERN SOURCE
+ex=$1 var=$2 pattern=$3 src=$4
 ft=$(grep -n FIRST_TOUCH "$src" | head -1 | cut -d: -f1)
 loop=$(grep -n REMOTE_LOOP "$src" | head -1 | cut -d: -f1)
 locus profile --top 5 -o /tmp/p.json -- numa_$ex > /tmp/out.txt 2>&1
 rc=$?
 cat /tmp/out.txt
-fail() { echo "prof_check $ex: FAIL: $*"; exit 1; }
+fail() { echo "prof_check $ex: FAIL: $*"; dmesg | grep -i -A2 segfault | tail -6; exit 1; }
 [ $rc -eq 0 ] || fail "locus profile exited $rc"
 line=$(grep "^  - $var:" /tmp/out.txt | head -1)
 [ -n "$line" ] || fail "no finding for variable '$var'"

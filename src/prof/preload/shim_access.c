@@ -19,6 +19,7 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
+#include <sys/uio.h>
 #include <ucontext.h>
 #include <unistd.h>
 
@@ -105,6 +106,29 @@ static int claim(uintptr_t addr, const ucontext_t *uc)
     return is_recent(page);
 }
 
+/* A thread may run its handler long after another thread restored the page
+ * (slow or oversubscribed machines): if the page is readable now, retry the
+ * access, a bounded number of times in a row for the same page. */
+static __thread uintptr_t retry_page __attribute__((tls_model("initial-exec")));
+static __thread unsigned retry_count __attribute__((tls_model("initial-exec")));
+
+static int readable_now(uintptr_t addr)
+{
+    char c;
+    struct iovec l = {&c, 1}, r = {(void *)addr, 1};
+    return syscall(SYS_process_vm_readv, (long)getpid(), &l, 1ul, &r, 1ul, 0ul) == 1;
+}
+
+static int retry_ok(uintptr_t addr)
+{
+    uintptr_t page = addr & ~(uintptr_t)(S.page - 1);
+    if (page != retry_page) {
+        retry_page = page;
+        retry_count = 0;
+    }
+    return ++retry_count < 1000 && readable_now(addr);
+}
+
 static void chain(int sig, siginfo_t *si, void *uc)
 {
     __atomic_fetch_add(&S.stats.chained, 1, __ATOMIC_RELAXED);
@@ -128,6 +152,11 @@ static void on_segv(int sig, siginfo_t *si, void *uc)
 {
     int saved = errno;
     if (si->si_code == SEGV_ACCERR && claim((uintptr_t)si->si_addr, uc)) {
+        retry_page = 0;
+        errno = saved;
+        return;
+    }
+    if (si->si_code == SEGV_ACCERR && retry_ok((uintptr_t)si->si_addr)) {
         errno = saved;
         return;
     }
