@@ -326,7 +326,13 @@ static void accesses(ctx_t *c)
         l->count++;
         pv->acc_samples++;
         c->r->acc_total++;
-        if (pn >= 0 && tn >= 0) {
+        if (a->node == PROF_NODE_LOCAL || a->node == PROF_NODE_REMOTE) { /* PMU: local/remote, no page node */
+            local = a->node == PROF_NODE_LOCAL;
+            l->local += local;
+            l->remote += !local;
+            pv->acc_local += local;
+            pv->acc_remote += !local;
+        } else if (pn >= 0 && tn >= 0) {
             l->local += local;
             l->remote += !local;
             pv->acc_local += local;

@@ -10,9 +10,13 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
+#include <linux/perf_event.h>
 
 #define PROF_MAX_CHAIN 16
 #define PROF_MAX_NODES 64
+/* node of an access sample when only "local"/"remote" is known (PMU data source) */
+#define PROF_NODE_LOCAL (-3)
+#define PROF_NODE_REMOTE (-2)
 
 /* growable array */
 #define VEC(T) struct { T *v; size_t n, cap; }
@@ -99,6 +103,8 @@ typedef struct prof_session {
     uint64_t acc_armed, acc_dropped, acc_io, acc_chained, shim_untracked;
     int shim_procs;
     char pmu_status[64], pmu_detail[256];
+    bool pmu_on;
+    uint64_t pmu_samples;
     uint64_t t_start, t_end;
     int exit_status, exit_signal, exit_code;
     char **argv;
@@ -123,6 +129,11 @@ void prof_perf_parse(prof_session_t *s, const void *rec, size_t len, uint64_t sa
 
 /* PMU (prof_pmu.c) */
 void prof_pmu_detect(prof_session_t *s);
+/* The data-address sampling event of this machine's PMU; false if none. */
+bool prof_pmu_event(struct perf_event_attr *a);
+/* 1 remote, 0 local, -1 unknown, from PERF_SAMPLE_DATA_SRC */
+int prof_pmu_data_src(uint64_t data_src);
+int prof_perf_open_pmu(prof_session_t *s, pid_t child, prof_perf_t *p);
 
 /* shim logs (prof_shimlog.c) */
 locus_status_t prof_shimlog_read_dir(prof_session_t *s);

@@ -25,6 +25,7 @@ struct prof_perf {
     void *ring[1024];
     size_t ring_bytes;
     uint64_t sample_type;
+    uint64_t st[1024]; /* per event: first-touch or PMU sample layout */
     char *tmp;
 };
 
@@ -96,6 +97,7 @@ locus_status_t prof_perf_open(prof_session_t *s, pid_t child, prof_perf_t **out)
         }
         p->fd[p->n] = fd;
         p->ring[p->n] = r;
+        p->st[p->n] = a.sample_type;
         p->n++;
         p->sample_type = a.sample_type;
     }
@@ -106,6 +108,32 @@ locus_status_t prof_perf_open(prof_session_t *s, pid_t child, prof_perf_t **out)
     s->ft_phys = phys;
     *out = p;
     return LOCUS_OK;
+}
+
+/* PMU address sampling on the child, one event per CPU, same rings. */
+int prof_perf_open_pmu(prof_session_t *s, pid_t child, prof_perf_t *p)
+{
+    struct perf_event_attr a;
+    if (!prof_pmu_event(&a))
+        return 0;
+    long pg = sysconf(_SC_PAGESIZE);
+    int ncpu = locus_topo_num_cpus(s->topo), opened = 0;
+    for (int i = 0; i < ncpu && p->n < 1024; i++) {
+        int fd = perf_open(&a, child, locus_topo_cpu(s->topo, i));
+        if (fd < 0)
+            break;
+        void *r = mmap(NULL, p->ring_bytes + (size_t)pg, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (r == MAP_FAILED) {
+            close(fd);
+            break;
+        }
+        p->fd[p->n] = fd;
+        p->ring[p->n] = r;
+        p->st[p->n] = a.sample_type;
+        p->n++;
+        opened++;
+    }
+    return opened;
 }
 
 int prof_perf_count(prof_perf_t *p) { return p ? p->n : 0; }
@@ -149,8 +177,38 @@ static int intern_chain(prof_session_t *s, const uint64_t *ips, int n)
     return (int)s->chains.n - 1;
 }
 
+/* A PMU sample (IBS/PEBS/SPE): an access with its data source. */
+static void parse_pmu_sample(prof_session_t *s, rd_t *r, uint64_t st)
+{
+    prof_access_t a = {0};
+    a.write = -1;
+    if (st & PERF_SAMPLE_IP)
+        a.ip = rd64(r);
+    if (st & PERF_SAMPLE_TID)
+        rd_pidtid(r, &a.pid, &a.tid);
+    if (st & PERF_SAMPLE_TIME)
+        a.time = rd64(r);
+    if (st & PERF_SAMPLE_ADDR)
+        a.addr = rd64(r);
+    if (st & PERF_SAMPLE_CPU)
+        a.cpu = (int32_t)(uint32_t)rd64(r);
+    if (st & PERF_SAMPLE_WEIGHT)
+        rd64(r);
+    uint64_t src = (st & PERF_SAMPLE_DATA_SRC) ? rd64(r) : 0;
+    int remote = prof_pmu_data_src(src);
+    if (remote < 0 || !a.addr)
+        return; /* not a memory access, or the source is unknown */
+    a.node = remote ? PROF_NODE_REMOTE : PROF_NODE_LOCAL;
+    s->pmu_samples++;
+    VEC_PUSH(s->acc, a);
+}
+
 static void parse_sample(prof_session_t *s, rd_t *r, uint64_t st)
 {
+    if (st & PERF_SAMPLE_DATA_SRC) {
+        parse_pmu_sample(s, r, st);
+        return;
+    }
     prof_touch_t t = {.chain = -1};
     if (st & PERF_SAMPLE_IP)
         t.ip = rd64(r);
@@ -314,12 +372,12 @@ static void drain_one(prof_session_t *s, prof_perf_t *p, int i)
         if (h.size < sizeof h)
             break;
         if (off + h.size <= size) {
-            prof_perf_parse(s, data + off, h.size, p->sample_type);
+            prof_perf_parse(s, data + off, h.size, p->st[i]);
         } else {
             size_t a = size - off;
             memcpy(p->tmp, data + off, a);
             memcpy(p->tmp + a, data, h.size - a);
-            prof_perf_parse(s, p->tmp, h.size, p->sample_type);
+            prof_perf_parse(s, p->tmp, h.size, p->st[i]);
         }
         tail += h.size;
     }

@@ -47,7 +47,7 @@ static pmu_kind_t pmu_find(int *type, char *why, size_t cap)
 }
 
 /* The sampling event for a PMU (period in operations/loads). */
-void prof_pmu_attr(int kind, int type, struct perf_event_attr *a)
+static void prof_pmu_attr(int kind, int type, struct perf_event_attr *a)
 {
     memset(a, 0, sizeof *a);
     a->size = sizeof *a;
@@ -94,8 +94,25 @@ int prof_pmu_data_src(uint64_t data_src)
     return -1;
 }
 
+bool prof_pmu_event(struct perf_event_attr *a)
+{
+    int type = -1;
+    char why[256];
+    pmu_kind_t k = pmu_find(&type, why, sizeof why);
+    if (k == PMU_NONE)
+        return false;
+    prof_pmu_attr(k, type, a);
+    return true;
+}
+
 void prof_pmu_detect(prof_session_t *s)
 {
+    if (s->pmu_on) {
+        snprintf(s->pmu_status, sizeof s->pmu_status, "on");
+        snprintf(s->pmu_detail, sizeof s->pmu_detail, "%llu address samples with data source",
+                 (unsigned long long)s->pmu_samples);
+        return;
+    }
     int type = -1;
     char why[256] = "";
     pmu_kind_t k = pmu_find(&type, why, sizeof why);
@@ -120,5 +137,5 @@ void prof_pmu_detect(prof_session_t *s)
     close(fd);
     snprintf(s->pmu_status, sizeof s->pmu_status, "available");
     snprintf(s->pmu_detail, sizeof s->pmu_detail,
-             "%s present and usable; its samples are not collected by this version (see docs/PROFILER.md)", name);
+             "%s present and usable but not selected (--samplers pmu or auto)", name);
 }

@@ -146,7 +146,7 @@ locus_status_t prof_write_json(const prof_session_t *s, const prof_result_t *r, 
              s->ft_detail, s->ft_samples, s->ft_lost, false);
     jsampler(f, "access", s->acc_on ? "on" : (strncmp(s->acc_detail, "off", 3) ? "unavailable" : "off"),
              s->acc_detail, s->acc.n, s->acc_dropped, false);
-    jsampler(f, "pmu", s->pmu_status, s->pmu_detail, 0, 0, true);
+    jsampler(f, "pmu", s->pmu_status, s->pmu_detail, s->pmu_samples, 0, true);
     fprintf(f, "  ],\n  \"symbols\": \"%s\",\n  \"notes\": [", s->stripped ? "missing" : "ok");
     for (size_t i = 0; i < s->notes.n; i++) {
         fputs(i ? ", " : "", f);

@@ -351,6 +351,8 @@ locus_status_t locus_prof_run(const locus_prof_options_t *opt, char *const argv[
     } else {
         snprintf(s->ft_detail, sizeof s->ft_detail, "off (not selected)");
     }
+    if ((mask & 4) && perf)
+        s->pmu_on = prof_perf_open_pmu(s, child, perf) > 0;
     void (*oint)(int) = signal(SIGINT, SIG_IGN);
     void (*oquit)(int) = signal(SIGQUIT, SIG_IGN);
     s->t_start = prof_now();
