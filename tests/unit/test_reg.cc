@@ -607,3 +607,49 @@ TEST(Reg, ConcurrentHitsVsInvalidation)
     locus_reg_cache_destroy(c);
     for (int i = 0; i < 8; i++) munmap(bufs[i], n);
 }
+
+// Thrash: a working set within the capacity registers each buffer once; one
+// beyond it follows LRU: a cyclic scan misses every time, random access hits
+// about capacity / working set of the time.
+TEST(Reg, Thrash)
+{
+    const int CAP = 64;
+    Cache k(CAP, 0);
+    char *p = (char *)map(2 * 200 * PG);
+    auto sweep = [&](int nbuf, int rounds, bool random) {
+        unsigned seed = 3;
+        for (int r = 0; r < rounds; r++)
+            for (int i = 0; i < nbuf; i++) {
+                int b = random ? rand_r(&seed) % nbuf : i;
+                const locus_reg_t *h;
+                ASSERT_EQ(locus_reg_get(k.c, p + 2 * b * PG, PG, 0, &h), LOCUS_OK);
+                locus_reg_put(k.c, h);
+            }
+    };
+    sweep(CAP, 20, false);
+    locus_reg_stats_t s = k.stats();
+    EXPECT_EQ(s.registrations, (uint64_t)CAP);  // no re-registration
+    EXPECT_EQ(s.evictions, 0u);
+    sweep(CAP, 20, true);
+    EXPECT_EQ(k.stats().registrations, (uint64_t)CAP);
+
+    locus_reg_flush(k.c);
+    locus_reg_stats_t s0 = k.stats();
+    EXPECT_EQ(s0.regions, 0u);
+    const int W = CAP * 3 / 2;
+    sweep(W, 10, false);
+    s = k.stats();
+    EXPECT_EQ(s.registrations - s0.registrations, (uint64_t)(W * 10));  // cyclic > capacity: every get misses
+    EXPECT_EQ(s.hits, s0.hits);
+    EXPECT_LE(s.regions, (uint64_t)CAP);
+    EXPECT_EQ(s.registrations - s.deregistrations, s.regions);
+    s0 = s;
+    sweep(W, 50, true);
+    s = k.stats();
+    double hit = (double)(s.hits - s0.hits) / (W * 50);
+    printf("random over %d buffers, capacity %d: hit rate %.3f, registrations per get %.3f\n", W, CAP, hit,
+           (double)(s.registrations - s0.registrations) / (W * 50));
+    EXPECT_GT(hit, 0.45);  // ~ CAP / W = 0.67, less the 1/32 eviction slack
+    EXPECT_LT(hit, 0.75);
+    munmap(p, 2 * 200 * PG);
+}
