@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -589,7 +590,10 @@ TEST(Reg, ConcurrentHitsVsInvalidation)
     };
     std::thread t1(reader), t2(reader);
     unsigned seed = 7;
-    for (int k = 0; k < 3000; k++) {
+    // at least 3000 remaps, and until the readers got going (a loaded machine
+    // may not schedule them at once); at most ~10 s
+    auto t_end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    for (int k = 0; k < 3000 || (gets.load() < 2000 && std::chrono::steady_clock::now() < t_end); k++) {
         int i = rand_r(&seed) % 8;
         g.gen[i]++;
         void *p = mmap(bufs[i], n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
