@@ -21,7 +21,9 @@ static void profile_usage(FILE *out)
             "  -o, --output FILE    JSON profile (default locus-profile.json)\n"
             "  --no-json            do not write the JSON profile\n"
             "  --samplers LIST      auto, or a comma list of first-touch, access, pmu (LOCUS_PROF_SAMPLERS)\n"
-            "  --period N           first touches per first-touch sample, >= 1 (LOCUS_PROF_FT_PERIOD, 1)\n"
+            "  --period N           first touches per first-touch sample; 1 = every page, 0 = rate-controlled\n"
+            "                       (LOCUS_PROF_FT_PERIOD, 0)\n"
+            "  --ft-rate N          first-touch samples/s per cpu when --period is 0 (LOCUS_PROF_FT_RATE, 4000)\n"
             "  --access-rate N      access samples per second per process, 0 = off (LOCUS_PROF_ACCESS_RATE, 1000)\n"
             "  --min-alloc SIZE     track allocations from this size (LOCUS_PROF_MIN_ALLOC, 64K)\n"
             "  --depth N            allocation call path frames, 1..16 (LOCUS_PROF_DEPTH, 8)\n"
@@ -104,7 +106,9 @@ int locus_cmd_profile(int argc, char **argv)
                 return cli_usage_error("profile", "--samplers %s", locus_last_error());
             o.samplers = v;
         } else if (!strcmp(a, "--period")) {
-            rc = opt_u64(a, v, 1, 1048576, &o.ft_period);
+            rc = opt_u64(a, v, 0, 1048576, &o.ft_period);
+        } else if (!strcmp(a, "--ft-rate")) {
+            rc = opt_u64(a, v, 10, 1000000, &o.ft_rate);
         } else if (!strcmp(a, "--access-rate")) {
             rc = opt_u64(a, v, 0, 100000, &o.access_rate);
         } else if (!strcmp(a, "--depth")) {

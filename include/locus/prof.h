@@ -19,7 +19,8 @@ extern "C" {
 typedef struct locus_prof_options {
     const char *output;      /* JSON profile path ("locus-profile.json"); NULL = none */
     const char *samplers;    /* "auto" or a comma list of first-touch, access, pmu */
-    uint64_t ft_period;      /* first-touch page faults per sample (1 = every page) */
+    uint64_t ft_period;      /* first-touch page faults per sample (1 = every page; 0 = rate-controlled) */
+    uint64_t ft_rate;        /* first-touch samples/s per cpu when ft_period is 0 */
     uint64_t access_rate;    /* access samples per second per process (0 = off) */
     uint64_t min_alloc;      /* allocations tracked from this many bytes */
     int depth;               /* allocation call path frames (1..16) */

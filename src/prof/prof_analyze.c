@@ -286,14 +286,14 @@ static void touches(ctx_t *c)
         int node = prof_cpu_node(s, t->cpu);
         char loc[320];
         sample_loc(c, t->pid, t->time, t->ip, t->ret, t->chain, loc, sizeof loc);
-        pv->ft_pages += s->ft_period;
+        pv->ft_pages += t->period;
         if (node >= 0 && node < PROF_MAX_NODES)
-            pv->ft_by_node[node] += s->ft_period;
+            pv->ft_by_node[node] += t->period;
         add_tid(&pv->ft_tids, t->tid);
         prof_line_t *l = line_get(&pv->ft_sites, loc);
-        l->count += s->ft_period;
+        l->count += t->period;
         if (node >= 0 && node < PROF_MAX_NODES)
-            l->by_node[node] += s->ft_period;
+            l->by_node[node] += t->period;
         if (l->tid_first < 0)
             l->tid_first = t->tid;
         else if (l->tid_first != t->tid)

@@ -35,6 +35,7 @@
 
 typedef struct {
     uint64_t time, addr, ip, phys, ret; /* ret: word at the user stack pointer */
+    uint64_t period;                     /* first touches this sample stands for */
     int32_t pid, tid, cpu;
     int32_t chain; /* index into session chains, -1 none */
 } prof_touch_t;
@@ -95,7 +96,7 @@ typedef struct prof_session {
     VEC(prof_proc_t) procs;
     VEC(prof_gpages_t) gpages;
     VEC(prof_chain_t) chains;
-    uint64_t ft_lost, ft_samples, ft_period;
+    uint64_t ft_lost, ft_samples, ft_period, ft_weight;
     bool ft_on, ft_phys;
     char ft_detail[256];
     bool acc_on;

@@ -34,15 +34,20 @@ static int perf_open(struct perf_event_attr *a, pid_t pid, int cpu)
     return (int)syscall(SYS_perf_event_open, a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
-static void ft_attr(struct perf_event_attr *a, uint64_t period, bool phys)
+static void ft_attr(struct perf_event_attr *a, uint64_t period, uint64_t rate, bool phys)
 {
     memset(a, 0, sizeof *a);
     a->size = sizeof *a;
     a->type = PERF_TYPE_SOFTWARE;
     a->config = PERF_COUNT_SW_PAGE_FAULTS_MIN;
-    a->sample_period = period;
+    if (period) {
+        a->sample_period = period;
+    } else { /* rate control: the kernel adapts the period; each sample carries it */
+        a->freq = 1;
+        a->sample_freq = rate;
+    }
     a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR |
-                     PERF_SAMPLE_CPU | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_STACK_USER |
+                     PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_STACK_USER |
                      (phys ? PERF_SAMPLE_PHYS_ADDR : 0);
     a->sample_stack_user = 8; /* [sp]: the caller of a leaf function (memset) */
     a->disabled = 1;
@@ -60,7 +65,8 @@ static void ft_attr(struct perf_event_attr *a, uint64_t period, bool phys)
     a->sample_id_all = 1;
     a->use_clockid = 1;
     a->clockid = CLOCK_MONOTONIC;
-    a->wakeup_events = 64;
+    a->watermark = 1; /* wake the drain at half a ring, not per few samples */
+    a->wakeup_watermark = RING_PAGES * 4096 / 2;
     a->sample_max_stack = PROF_MAX_CHAIN;
 }
 
@@ -78,11 +84,11 @@ locus_status_t prof_perf_open(prof_session_t *s, pid_t child, prof_perf_t **out)
     int err = 0;
     for (int i = 0; i < ncpu && p->n < 1024; i++) {
         int cpu = locus_topo_cpu(s->topo, i);
-        ft_attr(&a, s->ft_period, phys);
+        ft_attr(&a, s->ft_period, s->opt.ft_rate, phys);
         int fd = perf_open(&a, child, cpu);
         if (fd < 0 && phys) { /* PHYS_ADDR needs privileges: go on without it */
             phys = false;
-            ft_attr(&a, s->ft_period, false);
+            ft_attr(&a, s->ft_period, s->opt.ft_rate, false);
             fd = perf_open(&a, child, cpu);
         }
         if (fd < 0) {
@@ -220,6 +226,9 @@ static void parse_sample(prof_session_t *s, rd_t *r, uint64_t st)
         t.addr = rd64(r);
     if (st & PERF_SAMPLE_CPU)
         t.cpu = (int32_t)(uint32_t)rd64(r);
+    t.period = (st & PERF_SAMPLE_PERIOD) ? rd64(r) : s->ft_period;
+    if (!t.period)
+        t.period = 1;
     if (st & PERF_SAMPLE_CALLCHAIN) {
         uint64_t nr = rd64(r);
         uint64_t ips[PROF_MAX_CHAIN];
@@ -246,6 +255,7 @@ static void parse_sample(prof_session_t *s, rd_t *r, uint64_t st)
     if (st & PERF_SAMPLE_PHYS_ADDR)
         t.phys = rd64(r);
     s->ft_samples++;
+    s->ft_weight += t.period;
     VEC_PUSH(s->touch, t);
 }
 

@@ -88,6 +88,9 @@ locus_status_t locus_prof_options_init(locus_prof_options_t *o)
     if ((st = locus_tun_int(LOCUS_TUN_PROF_FT_PERIOD, &v)) != LOCUS_OK)
         return st;
     o->ft_period = (uint64_t)v;
+    if ((st = locus_tun_int(LOCUS_TUN_PROF_FT_RATE, &v)) != LOCUS_OK)
+        return st;
+    o->ft_rate = (uint64_t)v;
     if ((st = locus_tun_int(LOCUS_TUN_PROF_ACCESS_RATE, &v)) != LOCUS_OK)
         return st;
     o->access_rate = (uint64_t)v;
@@ -296,8 +299,8 @@ locus_status_t locus_prof_run(const locus_prof_options_t *opt, char *const argv[
     int mask = samplers_mask(opt->samplers ? opt->samplers : "auto");
     if (mask < 0)
         return locus_err(LOCUS_ERR_INVALID, "samplers '%s': expected %s", opt->samplers, SAMPLERS_ACCEPTED);
-    if (opt->ft_period < 1)
-        return locus_err(LOCUS_ERR_INVALID, "first-touch period 0: expected >= 1");
+    if (opt->ft_period == 0 && opt->ft_rate < 1)
+        return locus_err(LOCUS_ERR_INVALID, "first-touch rate 0 with period 0: expected a rate >= 1 sample/s");
     if (opt->depth < 1 || opt->depth > PROF_MAX_CHAIN)
         return locus_err(LOCUS_ERR_INVALID, "depth %d: expected 1..%d", opt->depth, PROF_MAX_CHAIN);
     char path[4096];
@@ -340,9 +343,15 @@ locus_status_t locus_prof_run(const locus_prof_options_t *opt, char *const argv[
     if (mask & 1) {
         if (prof_perf_open(s, child, &perf) == LOCUS_OK) {
             s->ft_on = true;
-            snprintf(s->ft_detail, sizeof s->ft_detail,
-                     "software event PAGE_FAULTS_MIN, 1 sample per %llu first touches, one event per cpu%s",
-                     (unsigned long long)s->ft_period, s->ft_phys ? ", physical addresses" : "");
+            if (s->ft_period)
+                snprintf(s->ft_detail, sizeof s->ft_detail,
+                         "software event PAGE_FAULTS_MIN, 1 sample per %llu first touches, one event per cpu%s",
+                         (unsigned long long)s->ft_period, s->ft_phys ? ", physical addresses" : "");
+            else
+                snprintf(s->ft_detail, sizeof s->ft_detail,
+                         "software event PAGE_FAULTS_MIN, <= %llu samples/s per cpu (period adapted by the kernel, "
+                         "samples weighted by it), one event per cpu%s",
+                         (unsigned long long)s->opt.ft_rate, s->ft_phys ? ", physical addresses" : "");
         } else {
             snprintf(s->ft_detail, sizeof s->ft_detail, "unavailable: %s", locus_last_error());
             prof_note(s, "first-touch sampler unavailable (%s); placement comes from the shim only",

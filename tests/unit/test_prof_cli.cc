@@ -46,7 +46,7 @@ TEST_F(ProfCli, ExitCodesAndBadInput)
 {
     EXPECT_EQ(run(LOCUS + " profile"), 2);
     EXPECT_NE(slurp("/tmp/test_prof_cli.err").find("no program given"), std::string::npos);
-    EXPECT_EQ(run(LOCUS + " profile --period 0 -- true"), 2);
+    EXPECT_EQ(run(LOCUS + " profile --period -1 -- true"), 2);
     EXPECT_EQ(run(LOCUS + " profile --samplers ibs -- true"), 2);
     EXPECT_EQ(run(LOCUS + " profile -o " + dir + "/p.json -- /nonexistent/prog"), 127);
     EXPECT_NE(slurp("/tmp/test_prof_cli.err").find("/nonexistent/prog"), std::string::npos);
