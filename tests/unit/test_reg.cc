@@ -401,6 +401,9 @@ TEST(Reg, SmallChunkReuseKeepsValidRegistration)
 TEST(Reg, BrkShrinkInvalidates)
 {
     Cache k;
+    // the cache's own allocations first, so malloc does not move the break below
+    char *w = (char *)map(PG);
+    reg_id(k, w, PG);
     char *b = (char *)sbrk(0);
     char *grown = (char *)sbrk(4 * PG);
     ASSERT_NE(grown, (char *)-1);
@@ -408,11 +411,14 @@ TEST(Reg, BrkShrinkInvalidates)
     memset(grown, 5, 4 * PG);
     char *start = (char *)(((uintptr_t)grown + PG - 1) & ~(PG - 1));
     uint64_t id = reg_id(k, start, PG);
+    ASSERT_EQ((char *)sbrk(0), grown + 4 * PG) << "malloc moved the break: the shrink would not be ours";
     ASSERT_NE(sbrk(-(intptr_t)(4 * PG)), (void *)-1);
-    ASSERT_NE(sbrk(4 * PG), (void *)-1);
+    ASSERT_EQ((char *)sbrk(4 * PG), grown);
     memset(grown, 6, 4 * PG);
     expect_fresh(k, start, PG, id, "sbrk shrink");
-    sbrk(-(intptr_t)(4 * PG));
+    if ((char *)sbrk(0) == grown + 4 * PG)  // give back only what is still ours
+        sbrk(-(intptr_t)(4 * PG));
+    munmap(w, PG);
 }
 
 static long vm_lck_kb()
