@@ -29,6 +29,7 @@ import os
 import platform
 import resource
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -120,6 +121,21 @@ def locus_ready(locus):
 
 # ---------------------------------------------------------------- running
 
+def stop(p):
+    """End a process group started with start_new_session: SIGTERM first (mpirun
+    then takes its ranks down), SIGKILL after 3 s."""
+    for sig, grace in ((signal.SIGTERM, 3), (signal.SIGKILL, 10)):
+        try:
+            os.killpg(p.pid, sig)
+        except ProcessLookupError:
+            pass
+        try:
+            p.wait(timeout=grace)
+            return
+        except subprocess.TimeoutExpired:
+            pass
+
+
 def run(cmd, env=None, timeout=180):
     """Run in its own process group; on timeout kill that group. → (rc, out, err)."""
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -127,9 +143,12 @@ def run(cmd, env=None, timeout=180):
     try:
         out, err = p.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        os.killpg(p.pid, 9)
+        stop(p)
         out, err = p.communicate()
         return -9, out, err + "\n[compare: killed after %d s]" % timeout
+    except KeyboardInterrupt:
+        stop(p)
+        raise
     return p.returncode, out, err
 
 
@@ -166,11 +185,14 @@ def ucx_run(tls, test, size, iters, timeout=120):
         time.sleep(0.005)
     cmd = ["taskset", "-c", "0", "ucx_perftest", "127.0.0.1", "-p", str(port), "-t", test,
            "-s", str(size), "-n", str(iters), "-w", str(max(iters // 10, 10))]
-    rc, out, err = run(cmd, env=env, timeout=timeout)
     try:
+        rc, out, err = run(cmd, env=env, timeout=timeout)
         srv.communicate(timeout=10)
+    except KeyboardInterrupt:
+        stop(srv)
+        raise
     except subprocess.TimeoutExpired:
-        os.killpg(srv.pid, 9)
+        stop(srv)
         srv.communicate()
         rc = rc or -9
     return rc, out, err, "UCX_TLS=%s %s" % (tls, " ".join(cmd))
@@ -385,6 +407,8 @@ def report(res):
             % (res["repeats"], "the same placement" if res["reference"] == "any" else
                "**%s**" % res["reference"], 100 * (res.get("max_busy") or 1), kept, disc,
                busy, fail, c0["load"], c1["load"], c0["cpu"], c0["kernel"], c0["ncpu"])]
+    if res.get("partial"):
+        head.append("The run was interrupted: the table holds the runs finished before.")
     if not res["with_locus"]:
         head.append("locus was not measured (not built or --skip-locus): its column is pending.")
     return "\n".join(head) + "\n\n" + pt.render(med, counts, ROW_ORDER, foreign=foreign)
@@ -459,24 +483,36 @@ def main():
     cond0 = conditions()
     sess = Session(args, tools)
     units = plan(args, tools, sizes, with_locus)
-    done = 0
-    for rep in range(args.repeats):
-        if rep > 0 and time.monotonic() > sess.deadline:
-            log("--max-minutes reached: stopping after %d repeat(s)" % rep)
-            break
-        log("repeat %d/%d" % (rep + 1, args.repeats))
-        for rows, label, fn in units:
-            sess.unit(rows, label, fn)
-        done += 1
-    res = {"date": stamp.strftime("%Y-%m-%d %H:%M"),
-           "command": " ".join(["python3", os.path.relpath(os.path.abspath(sys.argv[0]), ROOT)]
-                               + sys.argv[1:]),
-           "repeats": done, "reference": args.reference, "max_busy": args.max_busy,
-           "with_locus": with_locus,
-           "conditions_before": cond0, "conditions_after": conditions(),
-           "units": pt.units_to_json(sess.units)}
-    with open(os.path.join(args.out, "results.json"), "w") as f:
-        json.dump(res, f, indent=1)
+    done, interrupted = 0, False
+
+    def save(partial):
+        res = {"date": stamp.strftime("%Y-%m-%d %H:%M"),
+               "command": " ".join(["python3", os.path.relpath(os.path.abspath(sys.argv[0]),
+                                                               ROOT)] + sys.argv[1:]),
+               "repeats": done, "reference": args.reference, "max_busy": args.max_busy,
+               "with_locus": with_locus, "partial": partial,
+               "conditions_before": cond0, "conditions_after": conditions(),
+               "units": pt.units_to_json(sess.units)}
+        with open(os.path.join(args.out, "results.json"), "w") as f:
+            json.dump(res, f, indent=1)
+        return res
+
+    # SIGTERM (e.g. `timeout`) ends the run like Ctrl-C: what was measured is kept.
+    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    try:
+        for rep in range(args.repeats):
+            if rep > 0 and time.monotonic() > sess.deadline:
+                log("--max-minutes reached: stopping after %d repeat(s)" % rep)
+                break
+            log("repeat %d/%d" % (rep + 1, args.repeats))
+            for rows, label, fn in units:
+                sess.unit(rows, label, fn)
+            done += 1
+            save(True)  # a run cut short still leaves every finished repeat on disk
+    except KeyboardInterrupt:
+        interrupted = True
+        log("interrupted: reporting %d finished repeat(s) and the runs so far" % done)
+    res = save(interrupted)
     text = report(res)
     with open(os.path.join(args.out, "table.md"), "w") as f:
         f.write(text)
