@@ -50,24 +50,28 @@ void shmq_post(shmq_t *q, uint64_t pos, const shmq_hdr_t *h, const void *payload
                shmq_copy_fn copy)
 {
     shmq_hdr_t *c = (shmq_hdr_t *)(q->cells + (pos & q->mask) * SHMQ_CELL);
+    const unsigned char *p = payload;
+    uint32_t first = h->len < SHMQ_CELL - SHMQ_HDR ? h->len : SHMQ_CELL - SHMQ_HDR;
+    uint64_t rest = h->len - first;
+    /* Payload past the header's cell first (it may wrap), then the header's
+     * line in one burst: the receiver polls that line, so the sender holds it
+     * only briefly. */
+    if (rest) {
+        uint64_t ring = q->ncells * SHMQ_CELL;
+        uint64_t start = ((pos + 1) & q->mask) * SHMQ_CELL;
+        uint64_t n1 = rest < ring - start ? rest : ring - start;
+        copy(q->cells + start, p + first, n1, 0);
+        if (n1 < rest)
+            copy(q->cells, p + first + n1, rest - n1, 0);
+    }
     c->len = h->len;
     c->src = h->src;
     c->type = h->type;
     c->flags = h->flags;
     c->tag = h->tag;
     c->aux = h->aux;
-    if (h->len) {
-        uint64_t ring = q->ncells * SHMQ_CELL;
-        uint64_t start = payload_at(q, pos, 0);
-        uint64_t n1 = h->len < ring - start ? h->len : ring - start;
-        if (h->len <= 32 && n1 == h->len)
-            memcpy(q->cells + start, payload, h->len); /* inline: stays in the header's cell */
-        else {
-            copy(q->cells + start, payload, n1, 0);
-            if (n1 < h->len)
-                copy(q->cells, (const unsigned char *)payload + n1, h->len - n1, 0);
-        }
-    }
+    if (first)
+        memcpy((unsigned char *)c + SHMQ_HDR, p, first);
     __atomic_store_n(&c->seq, (pos + 1) ^ q->salt, __ATOMIC_RELEASE);
     /* The next claim will likely start right after: own that line early. */
     __builtin_prefetch(q->cells + ((pos + shmq_cells_for(h->len)) & q->mask) * SHMQ_CELL, 1);
