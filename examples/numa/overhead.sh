@@ -1,20 +1,25 @@
 #!/bin/sh
-# Wall-time overhead of `locus profile` at default settings, interleaved
-# plain/profiled runs, medians (docs/PERFORMANCE.md, prof section).
+# Overhead of `locus profile` at default settings: interleaved plain and
+# profiled runs, medians of wall time (includes the profiler's start-up and
+# analysis) and of the time the kernel measures itself (stream: seconds of
+# init + triads; chase: ns per dependent load). docs/PERFORMANCE.md, prof.
 #   examples/numa/overhead.sh BUILD_DIR [ROUNDS]
-b=${1:-build}; rounds=${2:-5}
+b=${1:-build}; rounds=${2:-7}
 now() { date +%s%N; }
-median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+med() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+self() { grep -Eo '[0-9.]+ (s,|ns per)' | grep -Eo '^[0-9.]+'; }
 for k in stream chase; do
-  : > /tmp/ovh.plain; : > /tmp/ovh.prof
+  : > /tmp/ovh.w0; : > /tmp/ovh.w1; : > /tmp/ovh.s0; : > /tmp/ovh.s1
   for r in $(seq "$rounds"); do
-    t0=$(now); "$b/examples/numa_$k" >/dev/null; t1=$(now)
-    "$b/bin/locus" profile -q -o /tmp/ovh.json -- "$b/examples/numa_$k" >/dev/null 2>&1; t2=$(now)
-    echo $(( (t1 - t0) / 1000000 )) >> /tmp/ovh.plain
-    echo $(( (t2 - t1) / 1000000 )) >> /tmp/ovh.prof
+    t0=$(now); "$b/examples/numa_$k" > /tmp/ovh.o0; t1=$(now)
+    "$b/bin/locus" profile -q -o /tmp/ovh.json -- "$b/examples/numa_$k" > /tmp/ovh.o1 2>/dev/null; t2=$(now)
+    echo $(( (t1 - t0) / 1000000 )) >> /tmp/ovh.w0; echo $(( (t2 - t1) / 1000000 )) >> /tmp/ovh.w1
+    self < /tmp/ovh.o0 >> /tmp/ovh.s0; self < /tmp/ovh.o1 >> /tmp/ovh.s1
   done
-  p=$(median < /tmp/ovh.plain); q=$(median < /tmp/ovh.prof)
+  w0=$(med < /tmp/ovh.w0); w1=$(med < /tmp/ovh.w1); s0=$(med < /tmp/ovh.s0); s1=$(med < /tmp/ovh.s1)
   ft=$(grep -o '"first_touches": [0-9]*' /tmp/ovh.json | grep -o '[0-9]*$')
   ac=$(grep -o '"access_samples": [0-9]*' /tmp/ovh.json | grep -o '[0-9]*$')
-  echo "$k: plain ${p} ms, profiled ${q} ms, overhead $(awk "BEGIN{printf \"%.1f\", ($q-$p)*100/$p}") % (first touches $ft, access samples $ac; runs: plain $(tr '\n' ' ' < /tmp/ovh.plain)| profiled $(tr '\n' ' ' < /tmp/ovh.prof))"
+  echo "$k: wall plain ${w0} ms, profiled ${w1} ms ($(awk "BEGIN{printf \"%+.1f\", ($w1-$w0)*100/$w0}") %);" \
+       "self-timed plain $s0, profiled $s1 ($(awk "BEGIN{printf \"%+.1f\", ($s1-$s0)*100/$s0}") %);" \
+       "first-touch samples $ft, access samples $ac"
 done
