@@ -68,7 +68,16 @@ static void complete(locus_shm_ep_t *ep, locus_shm_req_t *r, locus_status_t st)
         r->status = st;
 }
 
-static void copy_shim(void *dst, const void *src, size_t n, int dir) { shm_copy(dst, src, n, dir); }
+static void copy_near(void *dst, const void *src, size_t n, int dir) { shm_copy(dst, src, n, dir); }
+static void copy_far(void *dst, const void *src, size_t n, int dir)
+{
+    shm_copy(dst, src, n, dir | SHM_COPY_FAR);
+}
+/* The copy for traffic with `peer`, by whether it shares our L3. */
+static shmq_copy_fn copy_for(const locus_shm_ep_t *ep, int peer)
+{
+    return ep->far[peer] ? copy_far : copy_near;
+}
 
 /* ---------- failure ---------- */
 
@@ -153,13 +162,13 @@ static bool try_send(locus_shm_ep_t *ep, locus_shm_req_t *r)
         h.type = r->ctrl_type;
         h.aux = r->ctrl_aux;
         h.flags = r->proto;
-        return shmq_send(q, &ep->cached_head[d], &h, NULL, copy_shim);
+        return shmq_send(q, &ep->cached_head[d], &h, NULL, copy_near);
     }
     if (r->proto == MT_EAGER) {
         h.type = MT_EAGER;
         h.len = (uint32_t)r->len;
         h.tag = r->tag;
-        if (!shmq_send(q, &ep->cached_head[d], &h, r->buf, copy_shim))
+        if (!shmq_send(q, &ep->cached_head[d], &h, r->buf, copy_for(ep, d)))
             return false;
         complete(ep, r, LOCUS_OK);
         return true;
@@ -174,7 +183,7 @@ static bool try_send(locus_shm_ep_t *ep, locus_shm_req_t *r)
         h.len = sizeof rts;
         h.tag = r->tag;
         h.aux = r->msgid;
-        if (!shmq_send(q, &ep->cached_head[d], &h, &rts, copy_shim))
+        if (!shmq_send(q, &ep->cached_head[d], &h, &rts, copy_near))
             return false;
         r->state = RS_WAIT_FIN;
         return true;
@@ -189,7 +198,7 @@ static bool try_send(locus_shm_ep_t *ep, locus_shm_req_t *r)
         h.tag = r->done_bytes;
         h.aux = r->msgid;
         if (!shmq_send(q, &ep->cached_head[d], &h, (const unsigned char *)r->buf + r->done_bytes,
-                       copy_shim))
+                       copy_for(ep, d)))
             return false;
         r->done_bytes += chunk;
     }
@@ -303,7 +312,7 @@ static locus_status_t start_pull(locus_shm_ep_t *ep, locus_shm_req_t *r, int src
             return set_corrupt(ep, src, "heap offset outside the sender's shared heap");
         const unsigned char *p = ep->base + ep->lay.heaps + (uint64_t)src * hb + rts->heap_off;
         if (n)
-            shm_copy(r->buf, p, n, 2);
+            shm_copy(r->buf, p, n, 2 | (ep->far[src] ? SHM_COPY_FAR : 0));
         complete(ep, r, fin);
         return send_ctrl(ep, src, MT_FIN, msgid, 0);
     }
@@ -347,7 +356,7 @@ static locus_status_t on_eager(locus_shm_ep_t *ep, const shmq_hdr_t *h)
     locus_shm_req_t *r = match_posted(ep, h->src, h->tag);
     if (r) {
         size_t n = h->len < r->len ? h->len : r->len;
-        shmq_read(q, &ep->rx, 0, r->buf, n, copy_shim);
+        shmq_read(q, &ep->rx, 0, r->buf, n, copy_for(ep, h->src));
         r->src = h->src;
         r->tag = h->tag;
         r->msg_len = h->len;
@@ -362,7 +371,7 @@ static locus_status_t on_eager(locus_shm_ep_t *ep, const shmq_hdr_t *h)
     u->type = MT_EAGER;
     u->tag = h->tag;
     u->len = h->len;
-    shmq_read(q, &ep->rx, 0, u->data, h->len, copy_shim);
+    shmq_read(q, &ep->rx, 0, u->data, h->len, copy_for(ep, h->src));
     if (ep->unexp_tail)
         ep->unexp_tail->next = u;
     else
@@ -376,7 +385,7 @@ static locus_status_t on_rts(locus_shm_ep_t *ep, const shmq_hdr_t *h)
     shm_rts_t rts;
     if (h->len != sizeof rts)
         return set_corrupt(ep, h->src, "rendezvous descriptor of the wrong size");
-    shmq_read(&ep->q[ep->rank], &ep->rx, 0, &rts, sizeof rts, copy_shim);
+    shmq_read(&ep->q[ep->rank], &ep->rx, 0, &rts, sizeof rts, copy_near);
     if (rts.kind < RTS_CMA || rts.kind > RTS_COPY || rts.len == 0)
         return set_corrupt(ep, h->src, "rendezvous descriptor with a bad kind or length 0");
     locus_shm_req_t *r = match_posted(ep, h->src, h->tag);
@@ -408,7 +417,7 @@ static locus_status_t on_frag(locus_shm_ep_t *ep, const shmq_hdr_t *h)
         return set_corrupt(ep, h->src, "fragment outside the message it claims to belong to");
     if (off < r->len) {
         size_t n = r->len - off < h->len ? r->len - off : h->len;
-        shmq_read(&ep->q[ep->rank], &ep->rx, 0, (unsigned char *)r->buf + off, n, copy_shim);
+        shmq_read(&ep->q[ep->rank], &ep->rx, 0, (unsigned char *)r->buf + off, n, copy_for(ep, h->src));
     }
     r->done_bytes += h->len;
     if (r->done_bytes == r->msg_len) {
@@ -667,7 +676,8 @@ locus_status_t locus_shm_barrier(locus_shm_ep_t *ep)
             locus_status_t st = locus_shm_progress(ep);
             if (st)
                 return st;
-            if (ep->gone[r])
+            /* It may have passed this barrier and left since we last looked. */
+            if (ep->gone[r] && __atomic_load_n(&ep->procs[r].barrier, __ATOMIC_ACQUIRE) < g)
                 return locus_err(LOCUS_ERR_PEER_FAILED, "barrier: rank %d finalized and left", r);
             __builtin_ia32_pause();
         }

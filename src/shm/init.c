@@ -32,6 +32,7 @@ static void ep_free(locus_shm_ep_t *ep)
     free(ep->sendq);
     free(ep->cma_bad);
     free(ep->gone);
+    free(ep->far);
     free(ep->pids);
     free(ep->pfds);
     free(ep->blks);
@@ -46,11 +47,12 @@ static locus_status_t alloc_private(locus_shm_ep_t *ep)
     ep->sendq = calloc(n, sizeof *ep->sendq);
     ep->cma_bad = calloc(n, sizeof *ep->cma_bad);
     ep->gone = calloc(n, sizeof *ep->gone);
+    ep->far = calloc(n, sizeof *ep->far);
     ep->pids = calloc(n, sizeof *ep->pids);
     ep->pfds = calloc(n, sizeof *ep->pfds);
     ep->cap_blks = 16;
     ep->blks = calloc((size_t)ep->cap_blks, sizeof *ep->blks);
-    if (!ep->q || !ep->cached_head || !ep->sendq || !ep->cma_bad || !ep->gone || !ep->pids ||
+    if (!ep->q || !ep->cached_head || !ep->sendq || !ep->cma_bad || !ep->gone || !ep->far || !ep->pids ||
         !ep->pfds || !ep->blks)
         return locus_err(LOCUS_ERR_NO_MEMORY, "shm endpoint bookkeeping for %d processes", ep->size);
     for (size_t r = 0; r < n; r++)
@@ -84,7 +86,6 @@ locus_status_t locus_shm_init(const locus_shm_opts_t *opts, locus_shm_ep_t **out
         return st;
     }
     ep->cma_mode = mode;
-    bool cross_l3 = false;
     shm_proc_t *me = &ep->procs[ep->rank];
     for (int r = 0; r < ep->size; r++) {
         shmq_view(&ep->q[r], ep->base + ep->lay.queues + (uint64_t)r * ep->lay.queue_stride,
@@ -95,10 +96,9 @@ locus_status_t locus_shm_init(const locus_shm_opts_t *opts, locus_shm_ep_t **out
         /* A pidfd turns readable when the peer exits: one poll() checks them all. */
         ep->pfds[r].fd = (int)syscall(SYS_pidfd_open, ep->pids[r], 0);
         ep->pfds[r].events = POLLIN;
-        if (ep->procs[r].l3 != me->l3 || me->l3 < 0)
-            cross_l3 = true;
+        /* Unknown L3 (-1) counts as shared, as the copy module does. */
+        ep->far[r] = me->l3 >= 0 && ep->procs[r].l3 >= 0 && ep->procs[r].l3 != me->l3;
     }
-    shm_copy_set_hints(cross_l3 && me->l3 >= 0);
     ep->my_heap = ep->base + ep->lay.heaps + (uint64_t)ep->rank * ep->plan.heap_bytes;
     ep->blks[0] = (shm_heap_blk_t){0, ep->plan.heap_bytes, false};
     ep->nblks = ep->plan.heap_bytes ? 1 : 0;

@@ -93,7 +93,7 @@ locus_status_t shm_plan_layout(int nprocs, const locus_shm_opts_t *opts, locus_s
     /* Private bookkeeping per process: queue views, cached heads, send lists, flags. */
     plan->private_per_process = sizeof(locus_shm_ep_t) +
                                 (uint64_t)nprocs * (sizeof(shmq_t) + sizeof(uint64_t) +
-                                                    sizeof(shm_list_t) + 2 * sizeof(bool) +
+                                                    sizeof(shm_list_t) + 3 * sizeof(bool) +
                                                     sizeof(pid_t) + sizeof(struct pollfd));
     return LOCUS_OK;
 }

@@ -51,9 +51,10 @@ locus_status_t shm_plan_layout(int nprocs, const locus_shm_opts_t *opts, locus_s
                                shm_layout_t *lay);
 
 /* Copy shim: every payload copy of the module goes through here. dir 0 =
- * copy-in to shared memory, 1 = copy-out of it, 2 = single copy. */
+ * copy-in to shared memory, 1 = copy-out of it, 2 = single copy; OR
+ * SHM_COPY_FAR when the peer does not share our L3. */
+#define SHM_COPY_FAR 4
 void shm_copy(void *dst, const void *src, size_t n, int dir);
-void shm_copy_set_hints(bool cross_l3);
 
 /* Messages. */
 enum { MT_EAGER = 1, MT_RTS = 2, MT_FIN = 3, MT_CTS_COPY = 4, MT_FRAG = 5 };
@@ -116,6 +117,7 @@ struct locus_shm_ep {
     int cma_mode;           /* 0 auto, 1 off, 2 eperm (simulate refusal) */
     bool *cma_bad;          /* per source: the kernel refused */
     bool *gone;             /* per peer: exited after finalize */
+    bool *far;              /* per peer: on another L3 (copy hints) */
     pid_t *pids;
     struct pollfd *pfds;    /* pidfds of the peers (-1 when unavailable) */
     uint32_t idle_spins;
