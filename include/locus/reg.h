@@ -18,10 +18,14 @@
  * most merge_max bytes, and the old regions leave the index (holders keep
  * using them; they are deregistered at their last put).
  *
- * Hits take no lock: the index is a sorted array with a 16-key summary level
- * read under a sequence counter, regions are type-stable and refcounted with
- * one atomic add; statistics are per-thread shards. Misses, eviction and
+ * Hits take no lock: a direct-mapped hint table (request page -> region last
+ * hit), else a sorted array with a 16-key summary level (O(log n)); a
+ * candidate is kept iff the one atomic add that takes its reference saw it
+ * cached. Regions are type-stable, so stale candidates are harmless.
+ * Statistics are per-thread shards (exact for up to 64 threads; beyond, two
+ * threads may share a shard and lose a count). Misses, eviction and
  * invalidation serialise on one mutex (registration dominates them anyway).
+ * Thread safety: every call may be made from any thread.
  *
  * Capacity (regions and bytes) comes from the device (verbs: max_mr) or the
  * backend's limits, minus LOCUS_REG_RESERVE percent, unless LOCUS_REG_MAX_*
