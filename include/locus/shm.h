@@ -14,8 +14,13 @@
  * pair of processes are matched in the order they were sent. A send request
  * completes when its buffer may be reused; a receive when the data is in the
  * buffer. If any peer dies without locus_shm_finalize(), every pending and
- * later operation fails with LOCUS_ERR_PEER_FAILED within about a millisecond
- * of waiting (liveness is checked while progress finds nothing to do).
+ * later operation fails with LOCUS_ERR_PEER_FAILED: progress polls the peers'
+ * pidfds every millisecond (tens of ms when CPUs are oversubscribed). A peer
+ * that finalized is not a failure, but sends aimed at it fail. A message that
+ * fails a bounds check (length, type, source, offset) breaks the endpoint with
+ * LOCUS_ERR_CORRUPT; nothing is read or written outside the segment.
+ * locus_shm_finalize() first posts what it still owes peers (rendezvous
+ * replies), so peers must keep progressing until they finalize too.
  *
  * Thread safety: an endpoint is NOT thread-safe; use it from one thread at a
  * time (serialise calls yourself). Different endpoints are independent.
