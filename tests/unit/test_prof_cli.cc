@@ -15,9 +15,11 @@
 static const std::string BIN = LOCUS_BINARY_DIR;
 static const std::string LOCUS = BIN + "/bin/locus";
 
+static std::string err_file = "/dev/null"; // per test (ctest runs tests in parallel)
+
 static int run(const std::string &cmd)
 {
-    int st = std::system((cmd + " >/dev/null 2>/tmp/test_prof_cli.err").c_str());
+    int st = std::system((cmd + " >/dev/null 2>" + err_file).c_str());
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
@@ -38,6 +40,7 @@ class ProfCli : public ::testing::Test {
         ASSERT_NE(mkdtemp(t), nullptr);
         dir = t;
         chmod(t, 0777);
+        err_file = dir + "/err";
     }
     void TearDown() override { std::system(("rm -rf " + dir).c_str()); }
 };
@@ -45,14 +48,14 @@ class ProfCli : public ::testing::Test {
 TEST_F(ProfCli, ExitCodesAndBadInput)
 {
     EXPECT_EQ(run(LOCUS + " profile"), 2);
-    EXPECT_NE(slurp("/tmp/test_prof_cli.err").find("no program given"), std::string::npos);
+    EXPECT_NE(slurp(err_file).find("no program given"), std::string::npos);
     EXPECT_EQ(run(LOCUS + " profile --period -1 -- true"), 2);
     EXPECT_EQ(run(LOCUS + " profile --samplers ibs -- true"), 2);
     EXPECT_EQ(run(LOCUS + " profile -o " + dir + "/p.json -- /nonexistent/prog"), 127);
-    EXPECT_NE(slurp("/tmp/test_prof_cli.err").find("/nonexistent/prog"), std::string::npos);
+    EXPECT_NE(slurp(err_file).find("/nonexistent/prog"), std::string::npos);
     EXPECT_EQ(run(LOCUS + " profile -o " + dir + "/p.json -- /etc/hostname"), 126);
     EXPECT_EQ(run(LOCUS + " profile -o /nonexistent-dir/p.json -- true"), 1);
-    EXPECT_NE(slurp("/tmp/test_prof_cli.err").find("not writable"), std::string::npos);
+    EXPECT_NE(slurp(err_file).find("not writable"), std::string::npos);
     EXPECT_EQ(run(LOCUS + " profile -q -o " + dir + "/k.json -- sh -c 'kill -9 $$'"), 128 + 9);
     std::string k = slurp(dir + "/k.json");
     EXPECT_NE(k.find("\"signal\": 9"), std::string::npos) << k.substr(0, 400);
@@ -87,7 +90,7 @@ TEST_F(ProfCli, Unprivileged)
     std::string out = dir + "/u.json";
     int rc = run("setpriv --reuid=65534 --regid=65534 --clear-groups " + LOCUS + " profile -q -o " + out + " -- " +
                  BIN + "/examples/numa_spawn");
-    EXPECT_EQ(rc, 3) << slurp("/tmp/test_prof_cli.err");
+    EXPECT_EQ(rc, 3) << slurp(err_file);
     std::string j = slurp(out);
     EXPECT_NE(j.find("\"name\": \"first-touch\", \"status\": \"on\""), std::string::npos) << j.substr(0, 800);
     EXPECT_NE(j.find("\"name\": \"buf\""), std::string::npos);
