@@ -95,3 +95,16 @@ TEST_F(ProfCli, Unprivileged)
     EXPECT_NE(j.find("\"name\": \"first-touch\", \"status\": \"on\""), std::string::npos) << j.substr(0, 800);
     EXPECT_NE(j.find("\"name\": \"buf\""), std::string::npos);
 }
+
+// The access sampler at a high rate: I/O on sampled buffers never fails with
+// EFAULT, the program's own SIGSEGV handler still runs, and samples are taken.
+TEST_F(ProfCli, AccessSamplerIsInvisibleToIoAndOwnHandler)
+{
+    std::string out = dir + "/io.json";
+    EXPECT_EQ(run(LOCUS + " profile -q --access-rate 20000 -o " + out + " -- " + BIN + "/examples/numa_iosafe"), 0)
+        << slurp(err_file);
+    std::string j = slurp(out);
+    auto pos = j.find("\"access_samples\": ");
+    ASSERT_NE(pos, std::string::npos);
+    EXPECT_GT(std::atol(j.c_str() + pos + 18), 0);
+}
