@@ -508,6 +508,7 @@ static locus_status_t get_slow(locus_reg_cache_t *c, uint64_t a, uint64_t e, uns
     }
     evict(c, 1, en - s, false);
     locus_status_t st = LOCUS_OK;
+    bool nomerge = false;
     for (int attempt = 0;; attempt++) {
         x = atomic_load_explicit(&c->idx, memory_order_relaxed);
         n = atomic_load_explicit(&c->n, memory_order_relaxed);
@@ -523,7 +524,7 @@ static locus_status_t get_slow(locus_reg_cache_t *c, uint64_t a, uint64_t e, uns
             if (x->end[k] > ue) ue = x->end[k];
             uacc |= x->reg[k]->acc;
         }
-        bool merge = hi >= lo && c->merge_max && ue - us <= c->merge_max && ue - us <= c->max_region_bytes;
+        bool merge = !nomerge && hi >= lo && c->merge_max && ue - us <= c->merge_max && ue - us <= c->max_region_bytes;
         if (!merge) {
             us = s; ue = en; uacc = access;
             /* keep merely adjacent neighbours; overlapping ones must leave the index */
@@ -557,6 +558,10 @@ static locus_status_t get_slow(locus_reg_cache_t *c, uint64_t a, uint64_t e, uns
             region_recycle(c, r);
             if (st == LOCUS_ERR_NO_SPACE && attempt == 0 && n) {
                 evict(c, 0, 0, true); /* the device is full: drop every unused region, retry */
+                continue;
+            }
+            if (merge && attempt < 2) {
+                nomerge = true; /* the union failed (e.g. a neighbour's pages are gone): the request alone */
                 continue;
             }
             break;

@@ -249,6 +249,23 @@ int main(void)
           (unsigned long long)s.static_regions, (unsigned long long)(s.registrations - regs));
     locus_heap_destroy(heap);
 
+    /* bad input through the verbs backend: clear codes, nothing registered */
+    regs = stats().registrations;
+    const locus_reg_t *r;
+    char *none = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    munmap(none, 4096);
+    CHECK(locus_reg_get(cache, none, 4096, LOCUS_REG_REMOTE_READ, &r) == LOCUS_ERR_INVALID,
+          "unmapped memory accepted");
+    printf("unmapped: %s\n", locus_last_error());
+    CHECK(locus_reg_get(cache, src, 0, 0, &r) == LOCUS_ERR_INVALID, "length 0 accepted");
+    CHECK(locus_reg_get(cache, src, 8, 0x100, &r) == LOCUS_ERR_INVALID, "access 0x100 accepted");
+    CHECK(stats().registrations == regs, "a bad get registered something");
+    locus_reg_attr_t bad = a;
+    bad.device = "nosuch0";
+    locus_reg_cache_t *c2 = NULL;
+    CHECK(locus_reg_cache_create(&bad, &c2) == LOCUS_ERR_NO_DEVICE && !c2, "unknown device accepted");
+    printf("unknown device: %s\n", locus_last_error());
+
     ibv_destroy_qp(qa);
     ibv_destroy_qp(qb);
     ibv_destroy_cq(cq);
