@@ -186,6 +186,13 @@ void shim_access_flush_locked(void)
         acc_slot_t *s = &acc_ring[acc_flushed % SHIM_ACC_RING];
         if (atomic_load_explicit(&s->seq, memory_order_acquire) != acc_flushed + 1)
             break;
+        if (s->r.node < 0) {
+            /* the sampled access was the page's first touch: it exists now */
+            void *pg = (void *)(uintptr_t)(s->r.addr & ~(uint64_t)(S.page - 1));
+            int status = -1;
+            if (syscall(SYS_move_pages, 0, 1ul, &pg, NULL, &status, 0) == 0 && status >= 0)
+                s->r.node = status;
+        }
         shim_log_locked(&s->r, sizeof s->r);
         acc_flushed++;
     }
