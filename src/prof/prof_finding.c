@@ -110,7 +110,7 @@ void prof_finding(const prof_session_t *s, prof_var_t *v)
         snprintf(v->pattern, sizeof v->pattern, "allocated-afresh");
         int n = snprintf(v->finding, cap,
                          "%s: allocated %llu times at %s; every allocation first-touches new pages "
-                         "(%llu first touches sampled), %d %% of its pages on node %d, first touched by %s at %s",
+                         "(~%llu page first touches), %d %% of its pages on node %d, first touched by %s at %s",
                          v->name, (unsigned long long)v->allocations, v->site, (unsigned long long)v->ft_pages,
                          pct(best, pages), dn, who, ft_site);
         if (remote && n > 0 && (size_t)n < cap)
