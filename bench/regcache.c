@@ -492,6 +492,15 @@ static int regcache_main(int argc, char **argv, bool have_ucx)
     opts_t o = {.reps = 201, .ops = 5000, .capacity = 1000, .reg_ns = 2000, .ucx = have_ucx};
     int rc = parse(argc, argv, &o);
     if (rc >= 0) return rc;
+    static const char *names[] = {"same", "hit100", "hit10k", "below", "above", "above-rnd", "adjacent", "threads"};
+    bool known = !o.only;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        known = known || !strcmp(o.only, names[i]);
+    if (!known) {
+        fprintf(stderr, "locus bench regcache: --only '%s': expected one of same, hit100, hit10k, below, above, "
+                        "above-rnd, adjacent, threads\n", o.only);
+        return 2;
+    }
     uint32_t cap = (uint32_t)o.capacity;
     const workload_t ws[] = {
         {"same", 1, 4096, 8192, false, false, 0},
@@ -508,7 +517,7 @@ static int regcache_main(int argc, char **argv, bool have_ucx)
         printf("  %-10s %12s %12s %8s %12s %12s %12s %12s\n", "workload", "locus ns/op", "ucs ns/op", "ratio",
                "locus reg/op", "ucs reg/op", "locus ev/op", "ucs ev/op");
     else
-        printf("  %-10s %12s %12s %12s   (ucs_rcache: not built here)\n", "workload", "locus ns/op",
+        printf("  %-10s %12s %12s %12s   (ucs_rcache: not run: --no-ucx or built without UCX)\n", "workload", "locus ns/op",
                "locus reg/op", "locus ev/op");
     for (size_t i = 0; i < sizeof ws / sizeof ws[0]; i++) {
         if (!want(&o, ws[i].name)) continue;
