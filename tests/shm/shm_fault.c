@@ -6,11 +6,13 @@
 #include <locus/locus.h>
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -28,22 +30,22 @@ static void nap(double s)
     nanosleep(&ts, NULL);
 }
 
-/* Does process pid map the segment called name? */
-static bool maps_segment(pid_t pid, const char *name)
+static int logfd = -1;
+
+/* The children's stderr of the failed iteration. */
+static void dump_log(void)
 {
-    char path[64], line[512];
-    snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
-    FILE *f = fopen(path, "r");
-    bool found = false;
-    while (f && !found && fgets(line, sizeof line, f))
-        found = strstr(line, name) != NULL;
-    if (f)
-        fclose(f);
-    return found;
+    char buf[4096];
+    ssize_t n;
+    lseek(logfd, 0, SEEK_SET);
+    fprintf(stderr, "--- children's stderr:\n");
+    while ((n = read(logfd, buf, sizeof buf)) > 0)
+        fwrite(buf, 1, (size_t)n, stderr);
 }
 
 static void kill_all(pid_t *pids, int n)
 {
+    dump_log();
     for (int r = 0; r < n; r++)
         if (pids[r] > 0) {
             kill(pids[r], SIGKILL);
@@ -72,6 +74,14 @@ int main(int argc, char **argv)
         return 2;
     }
     srand((unsigned)getpid());
+    char logpath[64];
+    snprintf(logpath, sizeof logpath, "/tmp/shm_fault_%d.log", (int)getpid());
+    logfd = open(logpath, O_RDWR | O_CREAT | O_TRUNC | O_APPEND, 0600);
+    unlink(logpath);
+    if (logfd < 0) {
+        perror("shm_fault: log file");
+        return 2;
+    }
     double worst = 0, total = 0;
     for (int it = 0; it < iters; it++) {
         char job[64], name[128], path[160], sz[16];
@@ -80,6 +90,15 @@ int main(int argc, char **argv)
         snprintf(path, sizeof path, "/dev/shm%s", name);
         snprintf(sz, sizeof sz, "%d", procs);
         pid_t pids[64] = {0};
+        int pfd[2];
+        if (pipe(pfd)) {
+            perror("shm_fault: pipe");
+            return 2;
+        }
+        char fdarg[16];
+        snprintf(fdarg, sizeof fdarg, "%d", pfd[1]);
+        if (ftruncate(logfd, 0) || lseek(logfd, 0, SEEK_SET) < 0)
+            perror("shm_fault: log");
         for (int r = 0; r < procs; r++) {
             pid_t p = fork();
             if (p == 0) {
@@ -92,23 +111,32 @@ int main(int argc, char **argv)
                 if (!verbose) {
                     int dn = open("/dev/null", O_WRONLY);
                     dup2(dn, 1);
-                    dup2(dn, 2);
+                    dup2(logfd, 2); /* shown only when the iteration fails */
                 }
-                execl(prog, prog, "--forever", "--max-bits", "20", (char *)NULL);
+                close(pfd[0]);
+                execl(prog, prog, "--forever", "--max-bits", "20", "--ready-fd", fdarg, (char *)NULL);
                 _exit(127);
             }
             pids[r] = p;
         }
-        /* All attached once the name is gone while rank 0 has the segment mapped. */
+        /* Every child writes one byte to the pipe once locus_shm_init returned. */
+        close(pfd[1]);
         double t0 = now_s();
-        bool seen = false;
-        while (now_s() - t0 < 10) {
-            if (access(path, F_OK) != 0 && (seen = maps_segment(pids[0], name)))
-                break;
-            nap(0.0002);
+        int ready = 0;
+        while (ready < procs && now_s() - t0 < 10) {
+            struct pollfd pf = {pfd[0], POLLIN, 0};
+            char buf[64];
+            if (poll(&pf, 1, 100) > 0) {
+                ssize_t k = read(pfd[0], buf, sizeof buf);
+                if (k <= 0)
+                    break; /* every child closed the pipe: some died before attaching */
+                ready += (int)k;
+            }
         }
-        if (access(path, F_OK) == 0 || !seen) {
-            fprintf(stderr, "iteration %d: processes never all attached (%s)\n", it, path);
+        close(pfd[0]);
+        if (ready < procs || access(path, F_OK) == 0) {
+            fprintf(stderr, "iteration %d: only %d of %d processes attached within %.1f s%s\n", it,
+                    ready, procs, now_s() - t0, access(path, F_OK) == 0 ? " (name still there)" : "");
             kill_all(pids, procs);
             shm_unlink(name);
             return 1;

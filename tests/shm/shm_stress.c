@@ -8,6 +8,7 @@
  *   --seconds S     duration (default 10)
  *   --max-bits B    sizes are log-uniform in [0, 2^B) plus some exactly 2^B (23 = 8 MiB)
  *   --forever       until an error (fault tests); exit 3 on LOCUS_ERR_PEER_FAILED
+ *   --ready-fd N    write one byte to fd N once attached (fault driver)
  *   --no-ptrace     drop CAP_SYS_PTRACE and become non-dumpable: the kernel refuses CMA
  *   --expect-refused  fail unless a real CMA refusal was noted by some rank
  * Exit 0 on success, 1 on a data error, 2 on a library error, 3 on PEER_FAILED. */
@@ -107,11 +108,14 @@ int main(int argc, char **argv)
 {
     double seconds = 10;
     bool forever = false, no_ptrace = false, expect_refused = false;
+    int ready_fd = -1;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--seconds") && i + 1 < argc)
             seconds = atof(argv[++i]);
         else if (!strcmp(argv[i], "--max-bits") && i + 1 < argc)
             max_bits = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--ready-fd") && i + 1 < argc)
+            ready_fd = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--forever"))
             forever = true;
         else if (!strcmp(argv[i], "--no-ptrace"))
@@ -143,6 +147,11 @@ int main(int argc, char **argv)
     if (st)
         return fail_lib(-1, "init", st);
     int me = locus_shm_rank(ep), n = locus_shm_size(ep);
+    if (ready_fd >= 0) { /* tell the fault driver we are attached */
+        if (write(ready_fd, "r", 1) != 1)
+            perror("shm_stress: ready fd");
+        close(ready_fd);
+    }
     if (n < 2) {
         fprintf(stderr, "shm_stress: %d process: start it with locus run -n N or mpirun -np N (N >= 2)\n", n);
         return 2;
