@@ -24,7 +24,7 @@ static void profile_usage(FILE *out)
             "  --period N           first touches per first-touch sample; 1 = every page, 0 = rate-controlled\n"
             "                       (LOCUS_PROF_FT_PERIOD, 0)\n"
             "  --ft-rate N          first-touch samples/s per cpu when --period is 0 (LOCUS_PROF_FT_RATE, 4000)\n"
-            "  --access-rate N      access samples per second per process, 0 = off (LOCUS_PROF_ACCESS_RATE, 1000)\n"
+            "  --access-rate N      access samples per second per process, 0 = off (LOCUS_PROF_ACCESS_RATE, 500)\n"
             "  --min-alloc SIZE     track allocations from this size (LOCUS_PROF_MIN_ALLOC, 64K)\n"
             "  --depth N            allocation call path frames, 1..16 (LOCUS_PROF_DEPTH, 8)\n"
             "  --top N              variables in the terminal report (LOCUS_PROF_TOP, 10)\n"

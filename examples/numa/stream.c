@@ -1,12 +1,15 @@
 /* STREAM-like triad a = b + s*c over three 64 MiB arrays, all threads:
  * the memory-bound kernel of the profiler overhead figures
- * (docs/PERFORMANCE.md). Prints the triad bandwidth. */
+ * (docs/PERFORMANCE.md). Prints the triad bandwidth.
+ *   numa_stream [REPS]   (default 20 triads) */
 #include "numa_common.h"
 
 #include <time.h>
 
 #define N (8u << 20) /* doubles per array */
 #define REPS 20
+
+static int reps = REPS;
 
 static double *a, *b, *c;
 
@@ -21,14 +24,18 @@ static void *triad(void *arg)
         c[i] = 2;
     }
     pthread_barrier_wait(&barrier);
-    for (int r = 0; r < REPS; r++)
+    for (int r = 0; r < reps; r++)
         for (size_t i = lo; i < hi; i++)
             a[i] = b[i] + 3.0 * c[i];
     return NULL;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    if (argc > 1 && (reps = atoi(argv[1])) < 1) {
+        fprintf(stderr, "numa_stream: REPS '%s': expected a whole number >= 1\n", argv[1]);
+        return 2;
+    }
     setup_threads();
     a = malloc(N * sizeof(double));
     b = malloc(N * sizeof(double));
