@@ -18,12 +18,26 @@
  *   adjacent   random 1 KiB buffers packed back to back in 4 MiB
  *   threads    hit10k from 1 thread and from 2 threads (throughput, Mops/s)
  * Reported: ns per operation (median of --reps rounds), registrations per
- * operation, evictions per operation. */
+ * operation, evictions per operation.
+ *
+ * threads: rounds of --thread-ops operations per thread (default 10^6,
+ * ~15 ms for locus), each round 1 thread on cpu 0 then 2 threads on cpus 0
+ * and 1, every thread first warming up (one pass over all regions and 10^5
+ * operations of its own sequence) before a barrier and the timed part, for
+ * each cache in turn. The same 10^4 regions are shared by both threads, each
+ * thread has its own fixed random sequence. Each round is bracketed by a
+ * placement probe (two-line cache-line ping-pong between threads on cpus 0
+ * and 1, as bench/peers/clping.c): the host moves the vCPUs between "near"
+ * and "far" physical cores, which changes what a shared line costs. Reported
+ * per cache: medians over rounds of 1- and 2-thread throughput and of each
+ * round's 2/1 ratio, by wall clock and per CPU-second, for all rounds and
+ * for the rounds whose two probes agreed on near or on far. */
 #include <locus/locus.h>
 
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,7 +52,7 @@
 
 typedef struct {
     int reps;
-    long ops;
+    long ops, thread_ops;
     uint64_t capacity, reg_ns;
     bool stats, ucx;
     const char *only;
@@ -332,11 +346,78 @@ static result_t run_workload(const opts_t *o, const workload_t *w)
 
 /* ---------- threads ---------- */
 
+static void pin_cpu(int cpu)
+{
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    sched_setaffinity(0, sizeof set, &set);
+}
+
+/* Placement probe: clping's two-line mode between two threads pinned to
+ * cpus 0 and 1 (one line per direction, 128 B apart), one-way ns = round
+ * trip / 2, median of 21 runs of 300 round trips (a few ms). */
+#define PROBE_FAR_NS 120.0
+typedef struct {
+    _Alignas(128) _Atomic uint64_t ping;
+    _Alignas(128) _Atomic uint64_t pong;
+    _Alignas(128) _Atomic int ready;
+} probe_t;
+enum { PROBE_RUNS = 21, PROBE_ITERS = 300 };
+
+static void *probe_pong(void *arg)
+{
+    probe_t *p = arg;
+    pin_cpu(1);
+    atomic_store(&p->ready, 1);
+    for (uint64_t k = 1; k <= (uint64_t)(PROBE_RUNS + 1) * PROBE_ITERS; k++) {
+        while (atomic_load_explicit(&p->ping, memory_order_acquire) != k)
+            __builtin_ia32_pause();
+        atomic_store_explicit(&p->pong, k, memory_order_release);
+    }
+    return NULL;
+}
+
+static double probe_ns(void)
+{
+    if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+        return -1;
+    probe_t *p = aligned_alloc(128, sizeof *p);
+    memset(p, 0, sizeof *p);
+    pthread_t th;
+    pin_cpu(0);
+    pthread_create(&th, NULL, probe_pong, p);
+    while (!atomic_load(&p->ready))
+        sched_yield();
+    double t[PROBE_RUNS];
+    uint64_t k = 0;
+    for (int r = -1; r < PROBE_RUNS; r++) { /* run -1 warms up */
+        double t0 = now();
+        for (int i = 0; i < PROBE_ITERS; i++) {
+            k++;
+            atomic_store_explicit(&p->ping, k, memory_order_release);
+            while (atomic_load_explicit(&p->pong, memory_order_acquire) != k)
+                __builtin_ia32_pause();
+        }
+        if (r >= 0)
+            t[r] = (now() - t0) / (2.0 * PROBE_ITERS) * 1e9;
+    }
+    pthread_join(th, NULL);
+    free(p);
+    cpu_set_t all;
+    CPU_ZERO(&all);
+    for (long c = 0; c < sysconf(_SC_NPROCESSORS_ONLN) && c < CPU_SETSIZE; c++)
+        CPU_SET(c, &all);
+    sched_setaffinity(0, sizeof all, &all);
+    return median(t, PROBE_RUNS);
+}
+
 typedef struct {
     cache_t *c;
     char **bufs;
-    uint32_t *seq;
-    long n;
+    uint32_t *seq, *warm;
+    long n, nwarm;
+    uint32_t nbuf;
     size_t len;
     int cpu;
     pthread_barrier_t *bar;
@@ -353,10 +434,10 @@ static double cpu_now(void)
 static void *thr_main(void *arg)
 {
     thr_t *t = arg;
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(t->cpu, &set);
-    sched_setaffinity(0, sizeof set, &set);
+    pin_cpu(t->cpu);
+    /* warm-up, untimed: every region once, then the start of its own sequence */
+    run(t->c, t->bufs, t->warm, t->nbuf, t->len);
+    run(t->c, t->bufs, t->seq, t->nwarm, t->len);
     pthread_barrier_wait(t->bar);
     double t0 = now(), c0 = cpu_now();
     run(t->c, t->bufs, t->seq, t->n, t->len);
@@ -368,15 +449,17 @@ static void *thr_main(void *arg)
 /* Mops/s of nthr threads doing random hits over 10^4 regions: by wall time
  * (*cpu_mops: the sum of each thread's ops per second of its own CPU time,
  * which other agents' load on the shared machine does not distort). */
-static double threads_run(cache_t *c, char **bufs, uint32_t nbuf, long n, int nthr, double *cpu_mops)
+static double threads_run(cache_t *c, char **bufs, uint32_t *const *seqs, uint32_t *warm, uint32_t nbuf, long n,
+                          int nthr, double *cpu_mops)
 {
     pthread_t th[2];
     thr_t t[2];
     pthread_barrier_t bar;
     pthread_barrier_init(&bar, NULL, (unsigned)nthr);
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    long nwarm = n < 100000 ? n : 100000;
     for (int i = 0; i < nthr; i++) {
-        t[i] = (thr_t){c, bufs, make_seq(n, nbuf, false, 11 + (unsigned)i), n, 4096, (int)(i % ncpu), &bar, 0, 0};
+        t[i] = (thr_t){c, bufs, seqs[i], warm, n, nwarm, nbuf, 4096, (int)(i % ncpu), &bar, 0, 0};
         pthread_create(&th[i], NULL, thr_main, &t[i]);
     }
     double worst = 0;
@@ -385,10 +468,33 @@ static double threads_run(cache_t *c, char **bufs, uint32_t nbuf, long n, int nt
         pthread_join(th[i], NULL);
         if (t[i].secs > worst) worst = t[i].secs;
         *cpu_mops += (double)n / t[i].cpu_secs / 1e6;
-        free(t[i].seq);
     }
     pthread_barrier_destroy(&bar);
     return (double)n * nthr / worst / 1e6;
+}
+
+enum { MAX_ROUNDS = 101 };
+
+/* Medians of the rounds selected by sel (NULL: all); returns how many. */
+static int threads_report(const char *name, const char *what, int rounds, const int *place, int want_place,
+                          const double *m1, const double *m2, const double *c1, const double *c2)
+{
+    double a[MAX_ROUNDS], b[MAX_ROUNDS], r[MAX_ROUNDS], ca[MAX_ROUNDS], cb[MAX_ROUNDS], cr[MAX_ROUNDS];
+    int k = 0;
+    for (int i = 0; i < rounds; i++) {
+        if (want_place >= 0 && place[i] != want_place) continue;
+        a[k] = m1[i]; b[k] = m2[i]; r[k] = m2[i] / m1[i];
+        ca[k] = c1[i]; cb[k] = c2[i]; cr[k] = c2[i] / c1[i];
+        k++;
+    }
+    if (!k) return 0;
+    /* the ratio of each round's pair, then the median: both ran back to back */
+    double mr = median(r, k), ma = median(a, k), mb = median(b, k);
+    double mcr = median(cr, k), mca = median(ca, k), mcb = median(cb, k);
+    printf("  %-10s %-11s %-9s %3d rounds  wall: 1 thread %6.1f Mops/s, 2 threads %6.1f Mops/s, scaling %.2fx;"
+           "  per CPU-second: %6.1f / %6.1f Mops/s, scaling %.2fx\n", "threads", name, what, k,
+           ma, mb, mr, mca, mcb, mcr);
+    return k;
 }
 
 static void threads_workload(const opts_t *o)
@@ -400,33 +506,56 @@ static void threads_workload(const opts_t *o)
     char **bufs = malloc(nbuf * sizeof *bufs);
     for (uint32_t i = 0; i < nbuf; i++) bufs[i] = area + (size_t)i * 8192;
     uint32_t *warm = make_seq(nbuf, nbuf, true, 0);
-    int rounds = o->reps / 10 < 5 ? 5 : (o->reps / 10 > 101 ? 101 : o->reps / 10);
-    long tops = o->ops * 20;
-    double m1[2][101], m2[2][101], c1[2][101], c2[2][101];
+    int rounds = o->reps / 10 < 5 ? 5 : (o->reps / 10 > MAX_ROUNDS ? MAX_ROUNDS : o->reps / 10);
+    long tops = o->thread_ops;
+    uint32_t *seqs[2] = {make_seq(tops, nbuf, false, 11), make_seq(tops, nbuf, false, 12)};
+    static double m1[2][MAX_ROUNDS], m2[2][MAX_ROUNDS], c1[2][MAX_ROUNDS], c2[2][MAX_ROUNDS];
+    double pb[MAX_ROUNDS], pa[MAX_ROUNDS];
+    int place[MAX_ROUNDS]; /* 0 near, 1 far, 2 mixed or unknown */
     cache_t cs[2];
     for (int k = 0; k < nkinds(o); k++) {
         cs[k] = cache_new((kind_t)k, 0, 0, 0);
         run(&cs[k], bufs, warm, nbuf, 4096);
     }
-    for (int rep = 0; rep < rounds; rep++)
+    for (int rep = 0; rep < rounds; rep++) {
+        pb[rep] = probe_ns();
         for (int k = 0; k < nkinds(o); k++) {
-            m1[k][rep] = threads_run(&cs[k], bufs, nbuf, tops, 1, &c1[k][rep]);
-            m2[k][rep] = threads_run(&cs[k], bufs, nbuf, tops, 2, &c2[k][rep]);
+            m1[k][rep] = threads_run(&cs[k], bufs, seqs, warm, nbuf, tops, 1, &c1[k][rep]);
+            m2[k][rep] = threads_run(&cs[k], bufs, seqs, warm, nbuf, tops, 2, &c2[k][rep]);
+        }
+        pa[rep] = probe_ns();
+        int fb = pb[rep] > PROBE_FAR_NS, fa = pa[rep] > PROBE_FAR_NS;
+        place[rep] = pb[rep] < 0 || pa[rep] < 0 || fb != fa ? 2 : fb;
+    }
+    int nn = 0, nf = 0;
+    double pn[2 * MAX_ROUNDS], pf[2 * MAX_ROUNDS];
+    for (int rep = 0; rep < rounds; rep++) {
+        if (place[rep] == 0) { pn[nn++] = pb[rep]; pn[nn++] = pa[rep]; }
+        if (place[rep] == 1) { pf[nf++] = pb[rep]; pf[nf++] = pa[rep]; }
+    }
+    printf("  threads: %d rounds of %ld ops per thread (after a warm-up), threads on cpus 0 and 1, the same "
+           "%u regions\n  placement probe (two-line ping-pong, far above %.0f ns): %d near (median %.0f ns), "
+           "%d far (median %.0f ns), %d mixed\n",
+           rounds, tops, nbuf, PROBE_FAR_NS, nn / 2, nn ? median(pn, nn) : 0.0, nf / 2, nf ? median(pf, nf) : 0.0,
+           rounds - nn / 2 - nf / 2);
+    if (o->stats)
+        for (int rep = 0; rep < rounds; rep++) {
+            printf("    [threads round %2d] probe %4.0f / %4.0f ns (%s)", rep, pb[rep], pa[rep],
+                   place[rep] == 0 ? "near" : place[rep] == 1 ? "far" : "mixed");
+            for (int k = 0; k < nkinds(o); k++)
+                printf("  %s: %5.1f -> %5.1f Mops/s (%.2fx), per CPU-s %5.1f -> %5.1f", cs[k].imp->name,
+                       m1[k][rep], m2[k][rep], m2[k][rep] / m1[k][rep], c1[k][rep], c2[k][rep]);
+            printf("\n");
         }
     for (int k = 0; k < nkinds(o); k++) {
-        /* the ratio of each round's pair, then the median: both ran back to back */
-        double ratio[101], cratio[101];
-        for (int rep = 0; rep < rounds; rep++) {
-            ratio[rep] = m2[k][rep] / m1[k][rep];
-            cratio[rep] = c2[k][rep] / c1[k][rep];
-        }
-        double r = median(ratio, rounds), a = median(m1[k], rounds), b = median(m2[k], rounds);
-        double cr = median(cratio, rounds), ca = median(c1[k], rounds), cb = median(c2[k], rounds);
-        printf("  %-10s %-11s wall: 1 thread %6.1f Mops/s, 2 threads %6.1f Mops/s, scaling %.2fx;"
-               "  per CPU-second: %6.1f / %6.1f Mops/s, scaling %.2fx\n", "threads",
-               cs[k].imp->name, a, b, r, ca, cb, cr);
+        threads_report(cs[k].imp->name, "all", rounds, place, -1, m1[k], m2[k], c1[k], c2[k]);
+        threads_report(cs[k].imp->name, "near", rounds, place, 0, m1[k], m2[k], c1[k], c2[k]);
+        threads_report(cs[k].imp->name, "far", rounds, place, 1, m1[k], m2[k], c1[k], c2[k]);
         cache_free(&cs[k]);
     }
+    fflush(stdout);
+    free(seqs[0]);
+    free(seqs[1]);
     free(warm);
     free(bufs);
     munmap(area, span);
@@ -436,16 +565,17 @@ static void threads_workload(const opts_t *o)
 
 static int usage(FILE *f, int rc)
 {
-    fprintf(f, "usage: locus bench regcache [--reps N] [--ops N] [--capacity N] [--reg-ns NS] [--only NAME]\n"
-               "                            [--stats] [--no-ucx]\n"
+    fprintf(f, "usage: locus bench regcache [--reps N] [--ops N] [--thread-ops N] [--capacity N] [--reg-ns NS]\n"
+               "                            [--only NAME] [--stats] [--no-ucx]\n"
                "  ns per get+put, registrations and evictions per operation, for locus and (when\n"
                "  bin/locus-bench-regcache was built with UCX) ucs_rcache, same workloads, same run.\n"
                "  workloads: same hit100 hit10k below above above-rnd adjacent threads\n"
                "  --reps N       batches per contender, alternating; median reported (default 201)\n"
-               "  --ops N        operations per batch (default 5000; threads: x20 per round)\n"
+               "  --ops N        operations per batch (default 5000)\n"
+               "  --thread-ops N threads: operations per thread per round (default 1000000; rounds = reps/10)\n"
                "  --capacity N   regions for the capacity workloads (default 1000)\n"
                "  --reg-ns NS    null backend cost per (de)registration in the capacity workloads (default 2000)\n"
-               "  --stats        print the locus cache statistics after each workload\n");
+               "  --stats        print the locus cache statistics after each workload (threads: every round)\n");
     return rc;
 }
 
@@ -466,7 +596,7 @@ static int parse(int argc, char **argv, opts_t *o)
         long long lo = 1, hi = 1000000000;
         if (!strcmp(a, "--reps")) hi = 100001;
         else if (!strcmp(a, "--reg-ns")) lo = 0;
-        else if (strcmp(a, "--ops") && strcmp(a, "--capacity")) {
+        else if (strcmp(a, "--ops") && strcmp(a, "--thread-ops") && strcmp(a, "--capacity")) {
             fprintf(stderr, "locus bench regcache: unknown option '%s'\n", a);
             return usage(stderr, 2);
         }
@@ -479,6 +609,7 @@ static int parse(int argc, char **argv, opts_t *o)
         }
         if (!strcmp(a, "--reps")) o->reps = (int)v;
         else if (!strcmp(a, "--ops")) o->ops = v;
+        else if (!strcmp(a, "--thread-ops")) o->thread_ops = v;
         else if (!strcmp(a, "--capacity")) o->capacity = (uint64_t)v;
         else o->reg_ns = (uint64_t)v;
     }
@@ -489,7 +620,7 @@ static bool want(const opts_t *o, const char *name) { return !o->only || !strcmp
 
 static int regcache_main(int argc, char **argv, bool have_ucx)
 {
-    opts_t o = {.reps = 201, .ops = 5000, .capacity = 1000, .reg_ns = 2000, .ucx = have_ucx};
+    opts_t o = {.reps = 201, .ops = 5000, .thread_ops = 1000000, .capacity = 1000, .reg_ns = 2000, .ucx = have_ucx};
     int rc = parse(argc, argv, &o);
     if (rc >= 0) return rc;
     static const char *names[] = {"same", "hit100", "hit10k", "below", "above", "above-rnd", "adjacent", "threads"};
