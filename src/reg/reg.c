@@ -134,8 +134,18 @@ static inline void cnt_touch(reg_cnt_t *k, uint64_t tick)
 
 /* ---------- index ---------- */
 
+/* Seqlock readers read the index arrays while the lock holder may be
+ * rewriting them and discard what they read if seq moved: a deliberate race
+ * that ThreadSanitizer cannot see through, so under TSan these reads are
+ * not instrumented (the writes still are). */
+#if defined(__SANITIZE_THREAD__)
+#define SEQLOCK_READ __attribute__((no_sanitize_thread)) /* never inlined into instrumented code */
+#else
+#define SEQLOCK_READ
+#endif
+
 /* Last i with start[i] <= addr, or -1. Pure reads: callers validate with seq. */
-static inline long idx_find(const reg_index_t *x, size_t n, uint64_t addr)
+static inline SEQLOCK_READ long idx_find(const reg_index_t *x, size_t n, uint64_t addr)
 {
     if (!n || x->l1[0] > addr)
         return -1;
@@ -225,6 +235,12 @@ static void idx_fix_l1(reg_index_t *x, size_t from, size_t n)
     size_t nb = (n + 15) >> 4, cap_b = x->cap >> 4;
     for (size_t j = from >> 4; j < cap_b; j++)
         x->l1[j] = j < nb ? x->start[j << 4] : UINT64_MAX;
+}
+
+/* x->reg[i] (or NULL for i < 0) for a seqlock reader. */
+static inline SEQLOCK_READ reg_region_t *idx_reg_seq(const reg_index_t *x, long i)
+{
+    return i >= 0 ? x->reg[i] : NULL;
 }
 
 /* Drop entries [i, j) and insert r at the resulting position if r != NULL.
@@ -797,8 +813,7 @@ locus_status_t locus_reg_get(locus_reg_cache_t *c, const void *addr, size_t len,
             }
             size_t n = atomic_load_explicit(&c->n, memory_order_acquire);
             reg_index_t *x = atomic_load_explicit(&c->idx, memory_order_acquire);
-            long i = idx_find(x, n, a);
-            r = i >= 0 ? x->reg[i] : NULL;
+            r = idx_reg_seq(x, idx_find(x, n, a));
             if (r && try_hit(c, r, r->slot, a, e, access, sh, cs)) {
                 atomic_store_explicit(slot, (uintptr_t)r | r->slot, memory_order_release);
                 goto hit;
