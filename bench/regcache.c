@@ -21,17 +21,20 @@
  * operation, evictions per operation.
  *
  * threads: rounds of --thread-ops operations per thread (default 10^6,
- * ~15 ms for locus), each round 1 thread on cpu 0 then 2 threads on cpus 0
- * and 1, every thread first warming up (one pass over all regions and 10^5
- * operations of its own sequence) before a barrier and the timed part, for
- * each cache in turn. The same 10^4 regions are shared by both threads, each
- * thread has its own fixed random sequence. Each round is bracketed by a
- * placement probe (two-line cache-line ping-pong between threads on cpus 0
- * and 1, as bench/peers/clping.c): the host moves the vCPUs between "near"
- * and "far" physical cores, which changes what a shared line costs. Reported
- * per cache: medians over rounds of 1- and 2-thread throughput and of each
- * round's 2/1 ratio, by wall clock and per CPU-second, for all rounds and
- * for the rounds whose two probes agreed on near or on far. */
+ * ~15 ms for locus); each round, for each cache in turn: 1 thread on cpu 0,
+ * 1 thread on cpu 1 ("1 thread" = the mean of the two: the host does not
+ * run both vCPUs equally fast), then 2 threads on cpus 0 and 1. Every thread
+ * first warms up (one pass over all regions and 10^5 operations of its own
+ * sequence) before a barrier and the timed part. The same 10^4 regions are
+ * shared by both threads; the thread on cpu k always runs sequence k. Each
+ * round is bracketed by a placement probe (two-line cache-line ping-pong
+ * between threads on cpus 0 and 1, as bench/peers/clping.c): the host moves
+ * the vCPUs between "near" cores (~50 ns), "far" ones (~200 ns) and SMT
+ * siblings of one core (~15-25 ns). Reported per cache: medians over rounds
+ * of 1- and 2-thread throughput and of each round's 2/1 ratio, by wall clock
+ * and per CPU-second, and the median share of its own 1-thread speed that
+ * the slower of the two threads kept, for all rounds and per placement
+ * (rounds whose two probes agree). */
 #include <locus/locus.h>
 
 #include <errno.h>
@@ -446,11 +449,13 @@ static void *thr_main(void *arg)
     return NULL;
 }
 
-/* Mops/s of nthr threads doing random hits over 10^4 regions: by wall time
- * (*cpu_mops: the sum of each thread's ops per second of its own CPU time,
- * which other agents' load on the shared machine does not distort). */
+/* One run of nthr threads doing random hits over 10^4 regions, thread i
+ * pinned to cpu (cpu0 + i) % ncpu with that cpu's sequence. Returns Mops/s by
+ * wall clock (all operations / the slowest thread's time); rate[i]: thread
+ * i's own Mops/s; *cpu_mops: the sum of each thread's ops per second of its
+ * own CPU time. */
 static double threads_run(cache_t *c, char **bufs, uint32_t *const *seqs, uint32_t *warm, uint32_t nbuf, long n,
-                          int nthr, double *cpu_mops)
+                          int nthr, int cpu0, double *rate, double *cpu_mops)
 {
     pthread_t th[2];
     thr_t t[2];
@@ -459,7 +464,8 @@ static double threads_run(cache_t *c, char **bufs, uint32_t *const *seqs, uint32
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     long nwarm = n < 100000 ? n : 100000;
     for (int i = 0; i < nthr; i++) {
-        t[i] = (thr_t){c, bufs, seqs[i], warm, n, nwarm, nbuf, 4096, (int)(i % ncpu), &bar, 0, 0};
+        int cpu = (int)((cpu0 + i) % ncpu);
+        t[i] = (thr_t){c, bufs, seqs[cpu % 2], warm, n, nwarm, nbuf, 4096, cpu, &bar, 0, 0};
         pthread_create(&th[i], NULL, thr_main, &t[i]);
     }
     double worst = 0;
@@ -467,6 +473,7 @@ static double threads_run(cache_t *c, char **bufs, uint32_t *const *seqs, uint32
     for (int i = 0; i < nthr; i++) {
         pthread_join(th[i], NULL);
         if (t[i].secs > worst) worst = t[i].secs;
+        rate[i] = (double)n / t[i].secs / 1e6;
         *cpu_mops += (double)n / t[i].cpu_secs / 1e6;
     }
     pthread_barrier_destroy(&bar);
@@ -474,26 +481,37 @@ static double threads_run(cache_t *c, char **bufs, uint32_t *const *seqs, uint32
 }
 
 enum { MAX_ROUNDS = 101 };
+enum { P_NEAR, P_FAR, P_SIBLING, P_MIXED };
+static const char *const place_name[] = {"near", "far", "sibling", "mixed"};
+#define PROBE_SIBLING_NS 30.0 /* below: the two vCPUs are SMT siblings of one core */
 
-/* Medians of the rounds selected by sel (NULL: all); returns how many. */
-static int threads_report(const char *name, const char *what, int rounds, const int *place, int want_place,
-                          const double *m1, const double *m2, const double *c1, const double *c2)
+typedef struct {
+    double one[MAX_ROUNDS];        /* 1 thread: mean of the cpu 0 and cpu 1 runs, wall Mops/s */
+    double two[MAX_ROUNDS];        /* 2 threads, wall Mops/s */
+    double cone[MAX_ROUNDS], ctwo[MAX_ROUNDS]; /* the same per CPU-second */
+    double keep[MAX_ROUNDS];       /* the slower thread's 2-thread rate / its own cpu's 1-thread rate */
+} tres_t;
+
+/* Medians over the rounds in placement want (-1: all); returns how many. */
+static int threads_report(const char *name, const char *what, int rounds, const int *place, int want,
+                          const tres_t *t)
 {
     double a[MAX_ROUNDS], b[MAX_ROUNDS], r[MAX_ROUNDS], ca[MAX_ROUNDS], cb[MAX_ROUNDS], cr[MAX_ROUNDS];
+    double kp[MAX_ROUNDS];
     int k = 0;
     for (int i = 0; i < rounds; i++) {
-        if (want_place >= 0 && place[i] != want_place) continue;
-        a[k] = m1[i]; b[k] = m2[i]; r[k] = m2[i] / m1[i];
-        ca[k] = c1[i]; cb[k] = c2[i]; cr[k] = c2[i] / c1[i];
+        if (want >= 0 && place[i] != want) continue;
+        a[k] = t->one[i]; b[k] = t->two[i]; r[k] = t->two[i] / t->one[i];
+        ca[k] = t->cone[i]; cb[k] = t->ctwo[i]; cr[k] = t->ctwo[i] / t->cone[i];
+        kp[k] = t->keep[i];
         k++;
     }
     if (!k) return 0;
-    /* the ratio of each round's pair, then the median: both ran back to back */
-    double mr = median(r, k), ma = median(a, k), mb = median(b, k);
-    double mcr = median(cr, k), mca = median(ca, k), mcb = median(cb, k);
-    printf("  %-10s %-11s %-9s %3d rounds  wall: 1 thread %6.1f Mops/s, 2 threads %6.1f Mops/s, scaling %.2fx;"
-           "  per CPU-second: %6.1f / %6.1f Mops/s, scaling %.2fx\n", "threads", name, what, k,
-           ma, mb, mr, mca, mcb, mcr);
+    /* the ratio of each round's runs, then the median: they ran back to back */
+    printf("  %-10s %-11s %-8s %3d rounds  wall: 1 thread %6.1f Mops/s, 2 threads %6.1f Mops/s, scaling %.2fx;"
+           "  per CPU-second: %6.1f / %6.1f Mops/s, scaling %.2fx;  slower thread keeps %3.0f%%\n", "threads", name,
+           what, k, median(a, k), median(b, k), median(r, k), median(ca, k), median(cb, k), median(cr, k),
+           100 * median(kp, k));
     return k;
 }
 
@@ -506,12 +524,13 @@ static void threads_workload(const opts_t *o)
     char **bufs = malloc(nbuf * sizeof *bufs);
     for (uint32_t i = 0; i < nbuf; i++) bufs[i] = area + (size_t)i * 8192;
     uint32_t *warm = make_seq(nbuf, nbuf, true, 0);
-    int rounds = o->reps / 10 < 5 ? 5 : (o->reps / 10 > MAX_ROUNDS ? MAX_ROUNDS : o->reps / 10);
+    int rounds = o->reps / 5 < 5 ? 5 : (o->reps / 5 > MAX_ROUNDS ? MAX_ROUNDS : o->reps / 5);
     long tops = o->thread_ops;
     uint32_t *seqs[2] = {make_seq(tops, nbuf, false, 11), make_seq(tops, nbuf, false, 12)};
-    static double m1[2][MAX_ROUNDS], m2[2][MAX_ROUNDS], c1[2][MAX_ROUNDS], c2[2][MAX_ROUNDS];
+    static tres_t res[2];
+    static double s1[2][MAX_ROUNDS][2], t2[2][MAX_ROUNDS][2];
     double pb[MAX_ROUNDS], pa[MAX_ROUNDS];
-    int place[MAX_ROUNDS]; /* 0 near, 1 far, 2 mixed or unknown */
+    int place[MAX_ROUNDS];
     cache_t cs[2];
     for (int k = 0; k < nkinds(o); k++) {
         cs[k] = cache_new((kind_t)k, 0, 0, 0);
@@ -520,37 +539,46 @@ static void threads_workload(const opts_t *o)
     for (int rep = 0; rep < rounds; rep++) {
         pb[rep] = probe_ns();
         for (int k = 0; k < nkinds(o); k++) {
-            m1[k][rep] = threads_run(&cs[k], bufs, seqs, warm, nbuf, tops, 1, &c1[k][rep]);
-            m2[k][rep] = threads_run(&cs[k], bufs, seqs, warm, nbuf, tops, 2, &c2[k][rep]);
+            /* 1 thread on cpu 0, 1 thread on cpu 1 (the vCPUs need not be equally
+             * fast on a shared host), then both */
+            double r[2], c0, c1;
+            threads_run(&cs[k], bufs, seqs, warm, nbuf, tops, 1, 0, r, &c0);
+            s1[k][rep][0] = r[0];
+            threads_run(&cs[k], bufs, seqs, warm, nbuf, tops, 1, 1, r, &c1);
+            s1[k][rep][1] = r[0];
+            res[k].one[rep] = (s1[k][rep][0] + s1[k][rep][1]) / 2;
+            res[k].cone[rep] = (c0 + c1) / 2;
+            res[k].two[rep] = threads_run(&cs[k], bufs, seqs, warm, nbuf, tops, 2, 0, t2[k][rep], &res[k].ctwo[rep]);
+            double k0 = t2[k][rep][0] / s1[k][rep][0], k1 = t2[k][rep][1] / s1[k][rep][1];
+            res[k].keep[rep] = k0 < k1 ? k0 : k1;
         }
         pa[rep] = probe_ns();
-        int fb = pb[rep] > PROBE_FAR_NS, fa = pa[rep] > PROBE_FAR_NS;
-        place[rep] = pb[rep] < 0 || pa[rep] < 0 || fb != fa ? 2 : fb;
+        int cb = pb[rep] < 0 ? P_MIXED : pb[rep] > PROBE_FAR_NS ? P_FAR : pb[rep] < PROBE_SIBLING_NS ? P_SIBLING : P_NEAR;
+        int ca = pa[rep] < 0 ? P_MIXED : pa[rep] > PROBE_FAR_NS ? P_FAR : pa[rep] < PROBE_SIBLING_NS ? P_SIBLING : P_NEAR;
+        place[rep] = cb == ca ? cb : P_MIXED;
     }
-    int nn = 0, nf = 0;
-    double pn[2 * MAX_ROUNDS], pf[2 * MAX_ROUNDS];
-    for (int rep = 0; rep < rounds; rep++) {
-        if (place[rep] == 0) { pn[nn++] = pb[rep]; pn[nn++] = pa[rep]; }
-        if (place[rep] == 1) { pf[nf++] = pb[rep]; pf[nf++] = pa[rep]; }
-    }
-    printf("  threads: %d rounds of %ld ops per thread (after a warm-up), threads on cpus 0 and 1, the same "
-           "%u regions\n  placement probe (two-line ping-pong, far above %.0f ns): %d near (median %.0f ns), "
-           "%d far (median %.0f ns), %d mixed\n",
-           rounds, tops, nbuf, PROBE_FAR_NS, nn / 2, nn ? median(pn, nn) : 0.0, nf / 2, nf ? median(pf, nf) : 0.0,
-           rounds - nn / 2 - nf / 2);
+    int cnt[4] = {0, 0, 0, 0};
+    for (int rep = 0; rep < rounds; rep++)
+        cnt[place[rep]]++;
+    printf("  threads: %d rounds of %ld ops per thread (after a warm-up); 1 thread on cpu 0 and on cpu 1 (their mean "
+           "is \"1 thread\"), then 2 threads on cpus 0 and 1; the same %u regions\n"
+           "  placement (two-line ping-pong before and after each round): %d near (%.0f-%.0f ns), %d far (> %.0f ns), "
+           "%d sibling (< %.0f ns: SMT threads of one core), %d mixed\n",
+           rounds, tops, nbuf, cnt[P_NEAR], PROBE_SIBLING_NS, PROBE_FAR_NS, cnt[P_FAR], PROBE_FAR_NS, cnt[P_SIBLING],
+           PROBE_SIBLING_NS, cnt[P_MIXED]);
     if (o->stats)
         for (int rep = 0; rep < rounds; rep++) {
-            printf("    [threads round %2d] probe %4.0f / %4.0f ns (%s)", rep, pb[rep], pa[rep],
-                   place[rep] == 0 ? "near" : place[rep] == 1 ? "far" : "mixed");
+            printf("    [threads round %2d] probe %4.0f / %4.0f ns (%s)", rep, pb[rep], pa[rep], place_name[place[rep]]);
             for (int k = 0; k < nkinds(o); k++)
-                printf("  %s: %5.1f -> %5.1f Mops/s (%.2fx), per CPU-s %5.1f -> %5.1f", cs[k].imp->name,
-                       m1[k][rep], m2[k][rep], m2[k][rep] / m1[k][rep], c1[k][rep], c2[k][rep]);
+                printf("  %s: cpu0 %5.1f cpu1 %5.1f -> %5.1f + %5.1f = %5.1f Mops/s (%.2fx)", cs[k].imp->name,
+                       s1[k][rep][0], s1[k][rep][1], t2[k][rep][0], t2[k][rep][1], res[k].two[rep],
+                       res[k].two[rep] / res[k].one[rep]);
             printf("\n");
         }
     for (int k = 0; k < nkinds(o); k++) {
-        threads_report(cs[k].imp->name, "all", rounds, place, -1, m1[k], m2[k], c1[k], c2[k]);
-        threads_report(cs[k].imp->name, "near", rounds, place, 0, m1[k], m2[k], c1[k], c2[k]);
-        threads_report(cs[k].imp->name, "far", rounds, place, 1, m1[k], m2[k], c1[k], c2[k]);
+        threads_report(cs[k].imp->name, "all", rounds, place, -1, &res[k]);
+        for (int p = 0; p < 4; p++)
+            threads_report(cs[k].imp->name, place_name[p], rounds, place, p, &res[k]);
         cache_free(&cs[k]);
     }
     fflush(stdout);
@@ -572,7 +600,7 @@ static int usage(FILE *f, int rc)
                "  workloads: same hit100 hit10k below above above-rnd adjacent threads\n"
                "  --reps N       batches per contender, alternating; median reported (default 201)\n"
                "  --ops N        operations per batch (default 5000)\n"
-               "  --thread-ops N threads: operations per thread per round (default 1000000; rounds = reps/10)\n"
+               "  --thread-ops N threads: operations per thread per run (default 1000000; rounds = reps/5, max 101)\n"
                "  --capacity N   regions for the capacity workloads (default 1000)\n"
                "  --reg-ns NS    null backend cost per (de)registration in the capacity workloads (default 2000)\n"
                "  --stats        print the locus cache statistics after each workload (threads: every round)\n");
