@@ -32,9 +32,16 @@
  * the vCPUs between "near" cores (~50 ns), "far" ones (~200 ns) and SMT
  * siblings of one core (~15-25 ns). Reported per cache: medians over rounds
  * of 1- and 2-thread throughput and of each round's 2/1 ratio, by wall clock
+ * (2 threads: the sum of each thread's operations per second of wall time,
+ * whose ideal is the sum of the two 1-thread runs = 2 x "1 thread"; also
+ * all operations / the slower thread's time, which a slower vCPU drags down)
  * and per CPU-second, and the median share of its own 1-thread speed that
  * the slower of the two threads kept, for all rounds and per placement
- * (rounds whose two probes agree). */
+ * (rounds whose two probes agree), and again over the "clean" rounds only:
+ * those where every thread was on its CPU for >= 97 % of its wall time (the
+ * other agents' tasks on this shared machine preempt threads; a preempted
+ * thread stretches the 2-thread wall time without saying anything about the
+ * cache). */
 #include <locus/locus.h>
 
 #include <errno.h>
@@ -453,9 +460,10 @@ static void *thr_main(void *arg)
  * pinned to cpu (cpu0 + i) % ncpu with that cpu's sequence. Returns Mops/s by
  * wall clock (all operations / the slowest thread's time); rate[i]: thread
  * i's own Mops/s; *cpu_mops: the sum of each thread's ops per second of its
- * own CPU time. */
+ * own CPU time; *oncpu (if not NULL) lowers to the smallest share of its
+ * wall time a thread spent on its CPU (below 1: another task ran there). */
 static double threads_run(cache_t *c, char **bufs, uint32_t *const *seqs, uint32_t *warm, uint32_t nbuf, long n,
-                          int nthr, int cpu0, double *rate, double *cpu_mops)
+                          int nthr, int cpu0, double *rate, double *cpu_mops, double *oncpu)
 {
     pthread_t th[2];
     thr_t t[2];
@@ -475,43 +483,52 @@ static double threads_run(cache_t *c, char **bufs, uint32_t *const *seqs, uint32
         if (t[i].secs > worst) worst = t[i].secs;
         rate[i] = (double)n / t[i].secs / 1e6;
         *cpu_mops += (double)n / t[i].cpu_secs / 1e6;
+        if (oncpu && t[i].cpu_secs / t[i].secs < *oncpu)
+            *oncpu = t[i].cpu_secs / t[i].secs;
     }
     pthread_barrier_destroy(&bar);
     return (double)n * nthr / worst / 1e6;
 }
 
 enum { MAX_ROUNDS = 101 };
-enum { P_NEAR, P_FAR, P_SIBLING, P_MIXED };
+enum { P_NEAR, P_FAR, P_SIBLING, P_MIXED, P_CLEAN = 4 };
 static const char *const place_name[] = {"near", "far", "sibling", "mixed"};
+#define ONCPU_CLEAN 0.97 /* a round is clean when every thread was on its CPU >= 97 % of its time */
 #define PROBE_SIBLING_NS 30.0 /* below: the two vCPUs are SMT siblings of one core */
 
 typedef struct {
     double one[MAX_ROUNDS];        /* 1 thread: mean of the cpu 0 and cpu 1 runs, wall Mops/s */
-    double two[MAX_ROUNDS];        /* 2 threads, wall Mops/s */
+    double two[MAX_ROUNDS];        /* 2 threads: the sum of the threads' own rates (wall clock), Mops/s */
+    double two_slow[MAX_ROUNDS];   /* 2 threads: all operations / the slower thread's time */
     double cone[MAX_ROUNDS], ctwo[MAX_ROUNDS]; /* the same per CPU-second */
     double keep[MAX_ROUNDS];       /* the slower thread's 2-thread rate / its own cpu's 1-thread rate */
 } tres_t;
 
-/* Medians over the rounds in placement want (-1: all); returns how many. */
+/* Medians over the rounds in placement want (-1: all; | P_CLEAN: clean rounds only); returns how many. */
 static int threads_report(const char *name, const char *what, int rounds, const int *place, int want,
                           const tres_t *t)
 {
+    bool clean = want >= 0 && (want & P_CLEAN);
+    if (clean)
+        want &= ~P_CLEAN;
     double a[MAX_ROUNDS], b[MAX_ROUNDS], r[MAX_ROUNDS], ca[MAX_ROUNDS], cb[MAX_ROUNDS], cr[MAX_ROUNDS];
-    double kp[MAX_ROUNDS];
+    double kp[MAX_ROUNDS], bs[MAX_ROUNDS], rs[MAX_ROUNDS];
     int k = 0;
     for (int i = 0; i < rounds; i++) {
-        if (want >= 0 && place[i] != want) continue;
+        if (want >= 0 && (place[i] & ~P_CLEAN) != want) continue;
+        if (clean && !(place[i] & P_CLEAN)) continue;
         a[k] = t->one[i]; b[k] = t->two[i]; r[k] = t->two[i] / t->one[i];
         ca[k] = t->cone[i]; cb[k] = t->ctwo[i]; cr[k] = t->ctwo[i] / t->cone[i];
         kp[k] = t->keep[i];
+        bs[k] = t->two_slow[i]; rs[k] = t->two_slow[i] / t->one[i];
         k++;
     }
     if (!k) return 0;
     /* the ratio of each round's runs, then the median: they ran back to back */
-    printf("  %-10s %-11s %-8s %3d rounds  wall: 1 thread %6.1f Mops/s, 2 threads %6.1f Mops/s, scaling %.2fx;"
-           "  per CPU-second: %6.1f / %6.1f Mops/s, scaling %.2fx;  slower thread keeps %3.0f%%\n", "threads", name,
-           what, k, median(a, k), median(b, k), median(r, k), median(ca, k), median(cb, k), median(cr, k),
-           100 * median(kp, k));
+    printf("  %-7s %-10s %-12s %3d rounds  wall: 1 thread %5.1f, 2 threads %6.1f Mops/s, scaling %.2fx"
+           " (ops / slower thread's time: %6.1f, %.2fx);  per CPU-second: %5.1f / %6.1f, %.2fx;"
+           "  slower thread keeps %3.0f%%\n", "threads", name, what, k, median(a, k), median(b, k), median(r, k),
+           median(bs, k), median(rs, k), median(ca, k), median(cb, k), median(cr, k), 100 * median(kp, k));
     return k;
 }
 
@@ -528,7 +545,10 @@ static void threads_workload(const opts_t *o)
     long tops = o->thread_ops;
     uint32_t *seqs[2] = {make_seq(tops, nbuf, false, 11), make_seq(tops, nbuf, false, 12)};
     static tres_t res[2];
-    static double s1[2][MAX_ROUNDS][2], t2[2][MAX_ROUNDS][2];
+    static double s1[2][MAX_ROUNDS][2], t2[2][MAX_ROUNDS][2], oncpu[2][MAX_ROUNDS];
+    for (int k = 0; k < 2; k++)
+        for (int rep = 0; rep < MAX_ROUNDS; rep++)
+            oncpu[k][rep] = 1;
     double pb[MAX_ROUNDS], pa[MAX_ROUNDS];
     int place[MAX_ROUNDS];
     cache_t cs[2];
@@ -542,13 +562,15 @@ static void threads_workload(const opts_t *o)
             /* 1 thread on cpu 0, 1 thread on cpu 1 (the vCPUs need not be equally
              * fast on a shared host), then both */
             double r[2], c0, c1;
-            threads_run(&cs[k], bufs, seqs, warm, nbuf, tops, 1, 0, r, &c0);
+            threads_run(&cs[k], bufs, seqs, warm, nbuf, tops, 1, 0, r, &c0, &oncpu[k][rep]);
             s1[k][rep][0] = r[0];
-            threads_run(&cs[k], bufs, seqs, warm, nbuf, tops, 1, 1, r, &c1);
+            threads_run(&cs[k], bufs, seqs, warm, nbuf, tops, 1, 1, r, &c1, &oncpu[k][rep]);
             s1[k][rep][1] = r[0];
             res[k].one[rep] = (s1[k][rep][0] + s1[k][rep][1]) / 2;
             res[k].cone[rep] = (c0 + c1) / 2;
-            res[k].two[rep] = threads_run(&cs[k], bufs, seqs, warm, nbuf, tops, 2, 0, t2[k][rep], &res[k].ctwo[rep]);
+            res[k].two_slow[rep] = threads_run(&cs[k], bufs, seqs, warm, nbuf, tops, 2, 0, t2[k][rep],
+                                               &res[k].ctwo[rep], &oncpu[k][rep]);
+            res[k].two[rep] = t2[k][rep][0] + t2[k][rep][1];
             double k0 = t2[k][rep][0] / s1[k][rep][0], k1 = t2[k][rep][1] / s1[k][rep][1];
             res[k].keep[rep] = k0 < k1 ? k0 : k1;
         }
@@ -557,6 +579,13 @@ static void threads_workload(const opts_t *o)
         int ca = pa[rep] < 0 ? P_MIXED : pa[rep] > PROBE_FAR_NS ? P_FAR : pa[rep] < PROBE_SIBLING_NS ? P_SIBLING : P_NEAR;
         place[rep] = cb == ca ? cb : P_MIXED;
     }
+    /* clean (for each cache separately): no thread of the round shared its CPU */
+    int pl[2][MAX_ROUNDS], nclean[2] = {0, 0};
+    for (int k = 0; k < nkinds(o); k++)
+        for (int rep = 0; rep < rounds; rep++) {
+            pl[k][rep] = place[rep] | (oncpu[k][rep] >= ONCPU_CLEAN ? P_CLEAN : 0);
+            nclean[k] += oncpu[k][rep] >= ONCPU_CLEAN;
+        }
     int cnt[4] = {0, 0, 0, 0};
     for (int rep = 0; rep < rounds; rep++)
         cnt[place[rep]]++;
@@ -570,15 +599,21 @@ static void threads_workload(const opts_t *o)
         for (int rep = 0; rep < rounds; rep++) {
             printf("    [threads round %2d] probe %4.0f / %4.0f ns (%s)", rep, pb[rep], pa[rep], place_name[place[rep]]);
             for (int k = 0; k < nkinds(o); k++)
-                printf("  %s: cpu0 %5.1f cpu1 %5.1f -> %5.1f + %5.1f = %5.1f Mops/s (%.2fx)", cs[k].imp->name,
-                       s1[k][rep][0], s1[k][rep][1], t2[k][rep][0], t2[k][rep][1], res[k].two[rep],
-                       res[k].two[rep] / res[k].one[rep]);
+                printf("  %s: cpu0 %5.1f cpu1 %5.1f -> %5.1f + %5.1f = %5.1f Mops/s (%.2fx), on cpu %3.0f%%",
+                       cs[k].imp->name, s1[k][rep][0], s1[k][rep][1], t2[k][rep][0], t2[k][rep][1], res[k].two[rep],
+                       res[k].two[rep] / res[k].one[rep], 100 * oncpu[k][rep]);
             printf("\n");
         }
     for (int k = 0; k < nkinds(o); k++) {
-        threads_report(cs[k].imp->name, "all", rounds, place, -1, &res[k]);
-        for (int p = 0; p < 4; p++)
-            threads_report(cs[k].imp->name, place_name[p], rounds, place, p, &res[k]);
+        printf("  %s: %d of %d rounds clean (every thread on its CPU >= %.0f%% of its wall time)\n", cs[k].imp->name,
+               nclean[k], rounds, 100 * ONCPU_CLEAN);
+        threads_report(cs[k].imp->name, "all", rounds, pl[k], -1, &res[k]);
+        for (int p = 0; p < 4; p++) {
+            threads_report(cs[k].imp->name, place_name[p], rounds, pl[k], p, &res[k]);
+            char what[32];
+            snprintf(what, sizeof what, "%s,clean", place_name[p]);
+            threads_report(cs[k].imp->name, what, rounds, pl[k], p | P_CLEAN, &res[k]);
+        }
         cache_free(&cs[k]);
     }
     fflush(stdout);
