@@ -62,10 +62,12 @@ static inline reg_shard_t *my_shard(locus_reg_cache_t *c)
  * a CAS from the flags value loaded before the sum (DEAD and the region's
  * generation) to that | FREED, so one thread releases, and a thread that
  * stalled across a release, reuse and second DEAD of the same struct cannot
- * claim the later life on the strength of a sum of the earlier one. Liveness: the last
- * counter write (in S) of a dead region is a -1 followed by its own flags
- * load; either that load sees DEAD and its sum is exact (0), or it precedes
- * C and then the releaser's D sees every write and sums to 0.
+ * claim the later life on the strength of a sum of the earlier one.
+ * Liveness: the last counter write (in S) of a dead region is a -1 followed
+ * by its own flags load; either that load sees DEAD and its sum is exact
+ * (0), or it precedes C and then the releaser's D sees every write and sums
+ * to 0. (test_reg_threads fails within a second if the sum check before a
+ * claim is removed.)
  * Region memory is type-stable (slabs live as long as the cache), so a
  * stale candidate costs a +1 and a -1 on an entry nobody else writes;
  * recycling never clears the counters (an in-flight +1 of a stale reader
