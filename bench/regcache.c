@@ -18,12 +18,36 @@
  *   adjacent   random 1 KiB buffers packed back to back in 4 MiB
  *   threads    hit10k from 1 thread and from 2 threads (throughput, Mops/s)
  * Reported: ns per operation (median of --reps rounds), registrations per
- * operation, evictions per operation. */
+ * operation, evictions per operation.
+ *
+ * threads: rounds of --thread-ops operations per thread (default 10^6,
+ * ~15 ms for locus); each round, for each cache in turn: 1 thread on cpu 0,
+ * 1 thread on cpu 1 ("1 thread" = the mean of the two: the host does not
+ * run both vCPUs equally fast), then 2 threads on cpus 0 and 1. Every thread
+ * first warms up (one pass over all regions and 10^5 operations of its own
+ * sequence) before a barrier and the timed part. The same 10^4 regions are
+ * shared by both threads; the thread on cpu k always runs sequence k. Each
+ * round is bracketed by a placement probe (two-line cache-line ping-pong
+ * between threads on cpus 0 and 1, as bench/peers/clping.c): the host moves
+ * the vCPUs between "near" cores (~50 ns), "far" ones (~200 ns) and SMT
+ * siblings of one core (~15-25 ns). Reported per cache: medians over rounds
+ * of 1- and 2-thread throughput and of each round's 2/1 ratio, by wall clock
+ * (2 threads: the sum of each thread's operations per second of wall time,
+ * whose ideal is the sum of the two 1-thread runs = 2 x "1 thread"; also
+ * all operations / the slower thread's time, which a slower vCPU drags down)
+ * and per CPU-second, and the median share of its own 1-thread speed that
+ * the slower of the two threads kept, for all rounds and per placement
+ * (rounds whose two probes agree), and again over the "clean" rounds only:
+ * those where every thread was on its CPU for >= 97 % of its wall time (the
+ * other agents' tasks on this shared machine preempt threads; a preempted
+ * thread stretches the 2-thread wall time without saying anything about the
+ * cache). */
 #include <locus/locus.h>
 
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,7 +62,7 @@
 
 typedef struct {
     int reps;
-    long ops;
+    long ops, thread_ops;
     uint64_t capacity, reg_ns;
     bool stats, ucx;
     const char *only;
@@ -332,11 +356,78 @@ static result_t run_workload(const opts_t *o, const workload_t *w)
 
 /* ---------- threads ---------- */
 
+static void pin_cpu(int cpu)
+{
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    sched_setaffinity(0, sizeof set, &set);
+}
+
+/* Placement probe: clping's two-line mode between two threads pinned to
+ * cpus 0 and 1 (one line per direction, 128 B apart), one-way ns = round
+ * trip / 2, median of 21 runs of 300 round trips (a few ms). */
+#define PROBE_FAR_NS 120.0
+typedef struct {
+    _Alignas(128) _Atomic uint64_t ping;
+    _Alignas(128) _Atomic uint64_t pong;
+    _Alignas(128) _Atomic int ready;
+} probe_t;
+enum { PROBE_RUNS = 21, PROBE_ITERS = 300 };
+
+static void *probe_pong(void *arg)
+{
+    probe_t *p = arg;
+    pin_cpu(1);
+    atomic_store(&p->ready, 1);
+    for (uint64_t k = 1; k <= (uint64_t)(PROBE_RUNS + 1) * PROBE_ITERS; k++) {
+        while (atomic_load_explicit(&p->ping, memory_order_acquire) != k)
+            __builtin_ia32_pause();
+        atomic_store_explicit(&p->pong, k, memory_order_release);
+    }
+    return NULL;
+}
+
+static double probe_ns(void)
+{
+    if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+        return -1;
+    probe_t *p = aligned_alloc(128, sizeof *p);
+    memset(p, 0, sizeof *p);
+    pthread_t th;
+    pin_cpu(0);
+    pthread_create(&th, NULL, probe_pong, p);
+    while (!atomic_load(&p->ready))
+        sched_yield();
+    double t[PROBE_RUNS];
+    uint64_t k = 0;
+    for (int r = -1; r < PROBE_RUNS; r++) { /* run -1 warms up */
+        double t0 = now();
+        for (int i = 0; i < PROBE_ITERS; i++) {
+            k++;
+            atomic_store_explicit(&p->ping, k, memory_order_release);
+            while (atomic_load_explicit(&p->pong, memory_order_acquire) != k)
+                __builtin_ia32_pause();
+        }
+        if (r >= 0)
+            t[r] = (now() - t0) / (2.0 * PROBE_ITERS) * 1e9;
+    }
+    pthread_join(th, NULL);
+    free(p);
+    cpu_set_t all;
+    CPU_ZERO(&all);
+    for (long c = 0; c < sysconf(_SC_NPROCESSORS_ONLN) && c < CPU_SETSIZE; c++)
+        CPU_SET(c, &all);
+    sched_setaffinity(0, sizeof all, &all);
+    return median(t, PROBE_RUNS);
+}
+
 typedef struct {
     cache_t *c;
     char **bufs;
-    uint32_t *seq;
-    long n;
+    uint32_t *seq, *warm;
+    long n, nwarm;
+    uint32_t nbuf;
     size_t len;
     int cpu;
     pthread_barrier_t *bar;
@@ -353,10 +444,10 @@ static double cpu_now(void)
 static void *thr_main(void *arg)
 {
     thr_t *t = arg;
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(t->cpu, &set);
-    sched_setaffinity(0, sizeof set, &set);
+    pin_cpu(t->cpu);
+    /* warm-up, untimed: every region once, then the start of its own sequence */
+    run(t->c, t->bufs, t->warm, t->nbuf, t->len);
+    run(t->c, t->bufs, t->seq, t->nwarm, t->len);
     pthread_barrier_wait(t->bar);
     double t0 = now(), c0 = cpu_now();
     run(t->c, t->bufs, t->seq, t->n, t->len);
@@ -365,18 +456,24 @@ static void *thr_main(void *arg)
     return NULL;
 }
 
-/* Mops/s of nthr threads doing random hits over 10^4 regions: by wall time
- * (*cpu_mops: the sum of each thread's ops per second of its own CPU time,
- * which other agents' load on the shared machine does not distort). */
-static double threads_run(cache_t *c, char **bufs, uint32_t nbuf, long n, int nthr, double *cpu_mops)
+/* One run of nthr threads doing random hits over 10^4 regions, thread i
+ * pinned to cpu (cpu0 + i) % ncpu with that cpu's sequence. Returns Mops/s by
+ * wall clock (all operations / the slowest thread's time); rate[i]: thread
+ * i's own Mops/s; *cpu_mops: the sum of each thread's ops per second of its
+ * own CPU time; *oncpu (if not NULL) lowers to the smallest share of its
+ * wall time a thread spent on its CPU (below 1: another task ran there). */
+static double threads_run(cache_t *c, char **bufs, uint32_t *const *seqs, uint32_t *warm, uint32_t nbuf, long n,
+                          int nthr, int cpu0, double *rate, double *cpu_mops, double *oncpu)
 {
     pthread_t th[2];
     thr_t t[2];
     pthread_barrier_t bar;
     pthread_barrier_init(&bar, NULL, (unsigned)nthr);
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    long nwarm = n < 100000 ? n : 100000;
     for (int i = 0; i < nthr; i++) {
-        t[i] = (thr_t){c, bufs, make_seq(n, nbuf, false, 11 + (unsigned)i), n, 4096, (int)(i % ncpu), &bar, 0, 0};
+        int cpu = (int)((cpu0 + i) % ncpu);
+        t[i] = (thr_t){c, bufs, seqs[cpu % 2], warm, n, nwarm, nbuf, 4096, cpu, &bar, 0, 0};
         pthread_create(&th[i], NULL, thr_main, &t[i]);
     }
     double worst = 0;
@@ -384,11 +481,55 @@ static double threads_run(cache_t *c, char **bufs, uint32_t nbuf, long n, int nt
     for (int i = 0; i < nthr; i++) {
         pthread_join(th[i], NULL);
         if (t[i].secs > worst) worst = t[i].secs;
+        rate[i] = (double)n / t[i].secs / 1e6;
         *cpu_mops += (double)n / t[i].cpu_secs / 1e6;
-        free(t[i].seq);
+        if (oncpu && t[i].cpu_secs / t[i].secs < *oncpu)
+            *oncpu = t[i].cpu_secs / t[i].secs;
     }
     pthread_barrier_destroy(&bar);
     return (double)n * nthr / worst / 1e6;
+}
+
+enum { MAX_ROUNDS = 101 };
+enum { P_NEAR, P_FAR, P_SIBLING, P_MIXED, P_CLEAN = 4 };
+static const char *const place_name[] = {"near", "far", "sibling", "mixed"};
+#define ONCPU_CLEAN 0.97 /* a round is clean when every thread was on its CPU >= 97 % of its time */
+#define PROBE_SIBLING_NS 30.0 /* below: the two vCPUs are SMT siblings of one core */
+
+typedef struct {
+    double one[MAX_ROUNDS];        /* 1 thread: mean of the cpu 0 and cpu 1 runs, wall Mops/s */
+    double two[MAX_ROUNDS];        /* 2 threads: the sum of the threads' own rates (wall clock), Mops/s */
+    double two_slow[MAX_ROUNDS];   /* 2 threads: all operations / the slower thread's time */
+    double cone[MAX_ROUNDS], ctwo[MAX_ROUNDS]; /* the same per CPU-second */
+    double keep[MAX_ROUNDS];       /* the slower thread's 2-thread rate / its own cpu's 1-thread rate */
+} tres_t;
+
+/* Medians over the rounds in placement want (-1: all; | P_CLEAN: clean rounds only); returns how many. */
+static int threads_report(const char *name, const char *what, int rounds, const int *place, int want,
+                          const tres_t *t)
+{
+    bool clean = want >= 0 && (want & P_CLEAN);
+    if (clean)
+        want &= ~P_CLEAN;
+    double a[MAX_ROUNDS], b[MAX_ROUNDS], r[MAX_ROUNDS], ca[MAX_ROUNDS], cb[MAX_ROUNDS], cr[MAX_ROUNDS];
+    double kp[MAX_ROUNDS], bs[MAX_ROUNDS], rs[MAX_ROUNDS];
+    int k = 0;
+    for (int i = 0; i < rounds; i++) {
+        if (want >= 0 && (place[i] & ~P_CLEAN) != want) continue;
+        if (clean && !(place[i] & P_CLEAN)) continue;
+        a[k] = t->one[i]; b[k] = t->two[i]; r[k] = t->two[i] / t->one[i];
+        ca[k] = t->cone[i]; cb[k] = t->ctwo[i]; cr[k] = t->ctwo[i] / t->cone[i];
+        kp[k] = t->keep[i];
+        bs[k] = t->two_slow[i]; rs[k] = t->two_slow[i] / t->one[i];
+        k++;
+    }
+    if (!k) return 0;
+    /* the ratio of each round's runs, then the median: they ran back to back */
+    printf("  %-7s %-10s %-12s %3d rounds  wall: 1 thread %5.1f, 2 threads %6.1f Mops/s, scaling %.2fx"
+           " (ops / slower thread's time: %6.1f, %.2fx);  per CPU-second: %5.1f / %6.1f, %.2fx;"
+           "  slower thread keeps %3.0f%%\n", "threads", name, what, k, median(a, k), median(b, k), median(r, k),
+           median(bs, k), median(rs, k), median(ca, k), median(cb, k), median(cr, k), 100 * median(kp, k));
+    return k;
 }
 
 static void threads_workload(const opts_t *o)
@@ -400,33 +541,84 @@ static void threads_workload(const opts_t *o)
     char **bufs = malloc(nbuf * sizeof *bufs);
     for (uint32_t i = 0; i < nbuf; i++) bufs[i] = area + (size_t)i * 8192;
     uint32_t *warm = make_seq(nbuf, nbuf, true, 0);
-    int rounds = o->reps / 10 < 5 ? 5 : (o->reps / 10 > 101 ? 101 : o->reps / 10);
-    long tops = o->ops * 20;
-    double m1[2][101], m2[2][101], c1[2][101], c2[2][101];
+    int rounds = o->reps / 5 < 5 ? 5 : (o->reps / 5 > MAX_ROUNDS ? MAX_ROUNDS : o->reps / 5);
+    long tops = o->thread_ops;
+    uint32_t *seqs[2] = {make_seq(tops, nbuf, false, 11), make_seq(tops, nbuf, false, 12)};
+    static tres_t res[2];
+    static double s1[2][MAX_ROUNDS][2], t2[2][MAX_ROUNDS][2], oncpu[2][MAX_ROUNDS];
+    for (int k = 0; k < 2; k++)
+        for (int rep = 0; rep < MAX_ROUNDS; rep++)
+            oncpu[k][rep] = 1;
+    double pb[MAX_ROUNDS], pa[MAX_ROUNDS];
+    int place[MAX_ROUNDS];
     cache_t cs[2];
     for (int k = 0; k < nkinds(o); k++) {
         cs[k] = cache_new((kind_t)k, 0, 0, 0);
         run(&cs[k], bufs, warm, nbuf, 4096);
     }
-    for (int rep = 0; rep < rounds; rep++)
+    for (int rep = 0; rep < rounds; rep++) {
+        pb[rep] = probe_ns();
         for (int k = 0; k < nkinds(o); k++) {
-            m1[k][rep] = threads_run(&cs[k], bufs, nbuf, tops, 1, &c1[k][rep]);
-            m2[k][rep] = threads_run(&cs[k], bufs, nbuf, tops, 2, &c2[k][rep]);
+            /* 1 thread on cpu 0, 1 thread on cpu 1 (the vCPUs need not be equally
+             * fast on a shared host), then both */
+            double r[2], c0, c1;
+            threads_run(&cs[k], bufs, seqs, warm, nbuf, tops, 1, 0, r, &c0, &oncpu[k][rep]);
+            s1[k][rep][0] = r[0];
+            threads_run(&cs[k], bufs, seqs, warm, nbuf, tops, 1, 1, r, &c1, &oncpu[k][rep]);
+            s1[k][rep][1] = r[0];
+            res[k].one[rep] = (s1[k][rep][0] + s1[k][rep][1]) / 2;
+            res[k].cone[rep] = (c0 + c1) / 2;
+            res[k].two_slow[rep] = threads_run(&cs[k], bufs, seqs, warm, nbuf, tops, 2, 0, t2[k][rep],
+                                               &res[k].ctwo[rep], &oncpu[k][rep]);
+            res[k].two[rep] = t2[k][rep][0] + t2[k][rep][1];
+            double k0 = t2[k][rep][0] / s1[k][rep][0], k1 = t2[k][rep][1] / s1[k][rep][1];
+            res[k].keep[rep] = k0 < k1 ? k0 : k1;
+        }
+        pa[rep] = probe_ns();
+        int cb = pb[rep] < 0 ? P_MIXED : pb[rep] > PROBE_FAR_NS ? P_FAR : pb[rep] < PROBE_SIBLING_NS ? P_SIBLING : P_NEAR;
+        int ca = pa[rep] < 0 ? P_MIXED : pa[rep] > PROBE_FAR_NS ? P_FAR : pa[rep] < PROBE_SIBLING_NS ? P_SIBLING : P_NEAR;
+        place[rep] = cb == ca ? cb : P_MIXED;
+    }
+    /* clean (for each cache separately): no thread of the round shared its CPU */
+    int pl[2][MAX_ROUNDS], nclean[2] = {0, 0};
+    for (int k = 0; k < nkinds(o); k++)
+        for (int rep = 0; rep < rounds; rep++) {
+            pl[k][rep] = place[rep] | (oncpu[k][rep] >= ONCPU_CLEAN ? P_CLEAN : 0);
+            nclean[k] += oncpu[k][rep] >= ONCPU_CLEAN;
+        }
+    int cnt[4] = {0, 0, 0, 0};
+    for (int rep = 0; rep < rounds; rep++)
+        cnt[place[rep]]++;
+    printf("  threads: %d rounds of %ld ops per thread (after a warm-up); 1 thread on cpu 0 and on cpu 1 (their mean "
+           "is \"1 thread\"), then 2 threads on cpus 0 and 1; the same %u regions\n"
+           "  placement (two-line ping-pong before and after each round): %d near (%.0f-%.0f ns), %d far (> %.0f ns), "
+           "%d sibling (< %.0f ns: SMT threads of one core), %d mixed\n",
+           rounds, tops, nbuf, cnt[P_NEAR], PROBE_SIBLING_NS, PROBE_FAR_NS, cnt[P_FAR], PROBE_FAR_NS, cnt[P_SIBLING],
+           PROBE_SIBLING_NS, cnt[P_MIXED]);
+    if (o->stats)
+        for (int rep = 0; rep < rounds; rep++) {
+            printf("    [threads round %2d] probe %4.0f / %4.0f ns (%s)", rep, pb[rep], pa[rep], place_name[place[rep]]);
+            for (int k = 0; k < nkinds(o); k++)
+                printf("  %s: cpu0 %5.1f cpu1 %5.1f -> %5.1f + %5.1f = %5.1f Mops/s (%.2fx), on cpu %3.0f%%",
+                       cs[k].imp->name, s1[k][rep][0], s1[k][rep][1], t2[k][rep][0], t2[k][rep][1], res[k].two[rep],
+                       res[k].two[rep] / res[k].one[rep], 100 * oncpu[k][rep]);
+            printf("\n");
         }
     for (int k = 0; k < nkinds(o); k++) {
-        /* the ratio of each round's pair, then the median: both ran back to back */
-        double ratio[101], cratio[101];
-        for (int rep = 0; rep < rounds; rep++) {
-            ratio[rep] = m2[k][rep] / m1[k][rep];
-            cratio[rep] = c2[k][rep] / c1[k][rep];
+        printf("  %s: %d of %d rounds clean (every thread on its CPU >= %.0f%% of its wall time)\n", cs[k].imp->name,
+               nclean[k], rounds, 100 * ONCPU_CLEAN);
+        threads_report(cs[k].imp->name, "all", rounds, pl[k], -1, &res[k]);
+        for (int p = 0; p < 4; p++) {
+            threads_report(cs[k].imp->name, place_name[p], rounds, pl[k], p, &res[k]);
+            char what[32];
+            snprintf(what, sizeof what, "%s,clean", place_name[p]);
+            threads_report(cs[k].imp->name, what, rounds, pl[k], p | P_CLEAN, &res[k]);
         }
-        double r = median(ratio, rounds), a = median(m1[k], rounds), b = median(m2[k], rounds);
-        double cr = median(cratio, rounds), ca = median(c1[k], rounds), cb = median(c2[k], rounds);
-        printf("  %-10s %-11s wall: 1 thread %6.1f Mops/s, 2 threads %6.1f Mops/s, scaling %.2fx;"
-               "  per CPU-second: %6.1f / %6.1f Mops/s, scaling %.2fx\n", "threads",
-               cs[k].imp->name, a, b, r, ca, cb, cr);
         cache_free(&cs[k]);
     }
+    fflush(stdout);
+    free(seqs[0]);
+    free(seqs[1]);
     free(warm);
     free(bufs);
     munmap(area, span);
@@ -436,16 +628,17 @@ static void threads_workload(const opts_t *o)
 
 static int usage(FILE *f, int rc)
 {
-    fprintf(f, "usage: locus bench regcache [--reps N] [--ops N] [--capacity N] [--reg-ns NS] [--only NAME]\n"
-               "                            [--stats] [--no-ucx]\n"
+    fprintf(f, "usage: locus bench regcache [--reps N] [--ops N] [--thread-ops N] [--capacity N] [--reg-ns NS]\n"
+               "                            [--only NAME] [--stats] [--no-ucx]\n"
                "  ns per get+put, registrations and evictions per operation, for locus and (when\n"
                "  bin/locus-bench-regcache was built with UCX) ucs_rcache, same workloads, same run.\n"
                "  workloads: same hit100 hit10k below above above-rnd adjacent threads\n"
                "  --reps N       batches per contender, alternating; median reported (default 201)\n"
-               "  --ops N        operations per batch (default 5000; threads: x20 per round)\n"
+               "  --ops N        operations per batch (default 5000)\n"
+               "  --thread-ops N threads: operations per thread per run (default 1000000; rounds = reps/5, max 101)\n"
                "  --capacity N   regions for the capacity workloads (default 1000)\n"
                "  --reg-ns NS    null backend cost per (de)registration in the capacity workloads (default 2000)\n"
-               "  --stats        print the locus cache statistics after each workload\n");
+               "  --stats        print the locus cache statistics after each workload (threads: every round)\n");
     return rc;
 }
 
@@ -466,7 +659,7 @@ static int parse(int argc, char **argv, opts_t *o)
         long long lo = 1, hi = 1000000000;
         if (!strcmp(a, "--reps")) hi = 100001;
         else if (!strcmp(a, "--reg-ns")) lo = 0;
-        else if (strcmp(a, "--ops") && strcmp(a, "--capacity")) {
+        else if (strcmp(a, "--ops") && strcmp(a, "--thread-ops") && strcmp(a, "--capacity")) {
             fprintf(stderr, "locus bench regcache: unknown option '%s'\n", a);
             return usage(stderr, 2);
         }
@@ -479,6 +672,7 @@ static int parse(int argc, char **argv, opts_t *o)
         }
         if (!strcmp(a, "--reps")) o->reps = (int)v;
         else if (!strcmp(a, "--ops")) o->ops = v;
+        else if (!strcmp(a, "--thread-ops")) o->thread_ops = v;
         else if (!strcmp(a, "--capacity")) o->capacity = (uint64_t)v;
         else o->reg_ns = (uint64_t)v;
     }
@@ -489,7 +683,7 @@ static bool want(const opts_t *o, const char *name) { return !o->only || !strcmp
 
 static int regcache_main(int argc, char **argv, bool have_ucx)
 {
-    opts_t o = {.reps = 201, .ops = 5000, .capacity = 1000, .reg_ns = 2000, .ucx = have_ucx};
+    opts_t o = {.reps = 201, .ops = 5000, .thread_ops = 1000000, .capacity = 1000, .reg_ns = 2000, .ucx = have_ucx};
     int rc = parse(argc, argv, &o);
     if (rc >= 0) return rc;
     static const char *names[] = {"same", "hit100", "hit10k", "below", "above", "above-rnd", "adjacent", "threads"};

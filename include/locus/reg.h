@@ -18,10 +18,14 @@
  * most merge_max bytes, and the old regions leave the index (holders keep
  * using them; they are deregistered at their last put).
  *
- * Hits take no lock: a direct-mapped hint table (request page -> region last
- * hit), else a sorted array with a 16-key summary level (O(log n)); a
- * candidate is kept iff the one atomic add that takes its reference saw it
- * cached. Regions are type-stable, so stale candidates are harmless.
+ * Hits take no lock and write no line shared with other CPUs: a
+ * direct-mapped hint table (request page -> region last hit), else a sorted
+ * array with a 16-key summary level (O(log n)); the reference is one atomic
+ * add on the calling CPU's counter entry (reference counts are sharded by
+ * CPU, a region's count is their sum), and a candidate is kept iff the
+ * region's flags, loaded after that add, say it is cached. Regions are
+ * type-stable, so stale candidates are harmless. A registration may be put
+ * from another thread than the one that got it.
  * Statistics are per-thread shards (exact for up to 64 threads; beyond, two
  * threads may share a shard and lose a count). Misses, eviction and
  * invalidation serialise on one mutex (registration dominates them anyway).

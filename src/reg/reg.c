@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/rseq.h>
 #include <unistd.h>
 
 #define LIKELY(x) __builtin_expect(!!(x), 1)
@@ -31,10 +32,122 @@ static inline reg_shard_t *my_shard(locus_reg_cache_t *c)
     return &c->shards[s - 1];
 }
 
+/* ---------- reference counts ----------
+ *
+ * A region's reference count is sharded: shard s holds, for every region of
+ * a slab, one reg_cnt_t that only CPUs with (cpu & cnt_mask) == s write. A
+ * get adds 1 to its CPU's entry, a put subtracts 1 from its CPU's entry (not
+ * necessarily the same one: a thread may migrate, a registration may be put
+ * by another thread); the count is the sum over shards, mod 2^32. The shard
+ * is the CPU the thread runs on (glibc's rseq area, one load), so threads
+ * running at the same time on different CPUs never write the same line, in
+ * whatever way they were created; without rseq, a per-thread round-robin
+ * index. Either way the entries are atomics: sharing a shard costs speed,
+ * never correctness.
+ *
+ * Validity (Dekker). All accesses below are seq_cst, so they have one total
+ * order S.
+ *   hit:      A: add +1 to entry[s]      B: load flags, keep iff == INDEXED
+ *   release:  C: store flags = DEAD      D: load every entry, sum
+ *             (D also in a put that saw DEAD after its -1)
+ * If B saw no DEAD then B precedes C in S, so A < B < C < D: every load of D
+ * returns A's increment or a later value of that entry. Hence the sum D
+ * computes counts every get that was accepted. It also counts every failed
+ * attempt whose -1 it sees, with its +1 (the undo of a failed attempt uses
+ * the entry its +1 went to, and later values of an entry include earlier
+ * ones), and each put of an accepted get is at most one -1. So
+ *   sum(D) >= accepted gets whose put D has not seen >= 0,
+ * and a sum of 0 means that every accepted get has been put: nobody holds
+ * the region and no new get can accept it (DEAD). Releases are claimed with
+ * a CAS from the flags value loaded before the sum (DEAD and the region's
+ * generation) to that | FREED, so one thread releases, and a thread that
+ * stalled across a release, reuse and second DEAD of the same struct cannot
+ * claim the later life on the strength of a sum of the earlier one.
+ * Liveness: the last counter write (in S) of a dead region is a -1 followed
+ * by its own flags load; either that load sees DEAD and its sum is exact
+ * (0), or it precedes C and then the releaser's D sees every write and sums
+ * to 0. (test_reg_threads fails within a second if the sum check before a
+ * claim is removed.)
+ * Region memory is type-stable (slabs live as long as the cache), so a
+ * stale candidate costs a +1 and a -1 on an entry nobody else writes;
+ * recycling never clears the counters (an in-flight +1 of a stale reader
+ * would otherwise turn into a lasting -1). */
+
+static __thread unsigned tls_cnt_shard __attribute__((tls_model("initial-exec")));
+static _Atomic unsigned cnt_shard_next;
+
+static inline unsigned cnt_shard(const locus_reg_cache_t *c)
+{
+    if (LIKELY(c->rseq_cpu_off >= 0)) {
+#if defined(__x86_64__) && defined(__SEG_FS)
+        /* one fs-relative load of rseq.cpu_id */
+        return *(const volatile __seg_fs uint32_t *)(uintptr_t)c->rseq_cpu_off & c->cnt_mask;
+#else
+        return *(const volatile uint32_t *)((char *)__builtin_thread_pointer() + c->rseq_cpu_off) & c->cnt_mask;
+#endif
+    }
+    unsigned s = tls_cnt_shard;
+    if (UNLIKELY(!s)) {
+        s = atomic_fetch_add_explicit(&cnt_shard_next, 1, memory_order_relaxed) % REG_MAX_CNT_SHARDS + 1;
+        tls_cnt_shard = s;
+    }
+    return (s - 1) & c->cnt_mask;
+}
+
+/* Entry s of the region at slot i of its slab (the entries precede the regions). */
+static inline reg_cnt_t *cnt_at_slot(const locus_reg_cache_t *c, const reg_region_t *r, uint32_t i, unsigned s)
+{
+    reg_cnt_t *cnt = (reg_cnt_t *)(r - i) - (size_t)(c->cnt_mask + 1) * REG_SLAB;
+    return &cnt[(size_t)s * REG_SLAB + i];
+}
+
+static inline reg_cnt_t *cnt_at(const locus_reg_cache_t *c, const reg_region_t *r, unsigned s)
+{
+    return cnt_at_slot(c, r, r->slot, s);
+}
+
+/* The summed count (mod 2^32, as a signed value). */
+static inline int32_t cnt_sum(const locus_reg_cache_t *c, const reg_region_t *r, memory_order mo)
+{
+    uint32_t sum = 0;
+    for (unsigned s = 0; s <= c->cnt_mask; s++)
+        sum += atomic_load_explicit(&cnt_at(c, r, s)->n, mo);
+    return (int32_t)sum;
+}
+
+/* The miss tick of the region's last use: the most recent of the shards'
+ * 32-bit ticks (ages beyond 2^32 misses alias; LRU precision only). */
+static uint64_t cnt_last_use(const locus_reg_cache_t *c, const reg_region_t *r, uint64_t now)
+{
+    uint32_t best = UINT32_MAX;
+    for (unsigned s = 0; s <= c->cnt_mask; s++) {
+        uint32_t age = (uint32_t)now - atomic_load_explicit(&cnt_at(c, r, s)->tick, memory_order_relaxed);
+        if (age < best)
+            best = age;
+    }
+    return now >= best ? now - best : 0;
+}
+
+static inline void cnt_touch(reg_cnt_t *k, uint64_t tick)
+{
+    if (atomic_load_explicit(&k->tick, memory_order_relaxed) != (uint32_t)tick)
+        atomic_store_explicit(&k->tick, (uint32_t)tick, memory_order_relaxed);
+}
+
 /* ---------- index ---------- */
 
+/* Seqlock readers read the index arrays while the lock holder may be
+ * rewriting them and discard what they read if seq moved: a deliberate race
+ * that ThreadSanitizer cannot see through, so under TSan these reads are
+ * not instrumented (the writes still are). */
+#if defined(__SANITIZE_THREAD__)
+#define SEQLOCK_READ __attribute__((no_sanitize_thread)) /* never inlined into instrumented code */
+#else
+#define SEQLOCK_READ
+#endif
+
 /* Last i with start[i] <= addr, or -1. Pure reads: callers validate with seq. */
-static inline long idx_find(const reg_index_t *x, size_t n, uint64_t addr)
+static inline SEQLOCK_READ long idx_find(const reg_index_t *x, size_t n, uint64_t addr)
 {
     if (!n || x->l1[0] > addr)
         return -1;
@@ -126,6 +239,12 @@ static void idx_fix_l1(reg_index_t *x, size_t from, size_t n)
         x->l1[j] = j < nb ? x->start[j << 4] : UINT64_MAX;
 }
 
+/* x->reg[i] (or NULL for i < 0) for a seqlock reader. */
+static inline SEQLOCK_READ reg_region_t *idx_reg_seq(const reg_index_t *x, long i)
+{
+    return i >= 0 ? x->reg[i] : NULL;
+}
+
 /* Drop entries [i, j) and insert r at the resulting position if r != NULL.
  * Caller holds the lock, inside seq_begin/seq_end, with room reserved. */
 static void idx_replace(locus_reg_cache_t *c, size_t i, size_t j, reg_region_t *r)
@@ -155,8 +274,6 @@ static void idx_replace(locus_reg_cache_t *c, size_t i, size_t j, reg_region_t *
 
 /* ---------- regions ---------- */
 
-#define SLAB 256
-
 static reg_region_t *region_alloc(locus_reg_cache_t *c)
 {
     if (!c->free_list) {
@@ -168,13 +285,18 @@ static reg_region_t *region_alloc(locus_reg_cache_t *c)
             c->slabs = s;
             c->slabs_cap = cap;
         }
-        reg_region_t *slab = aligned_alloc(64, SLAB * sizeof *slab);
-        if (!slab)
+        /* (cnt_mask + 1) shards of REG_SLAB counter entries, then REG_SLAB regions */
+        size_t cbytes = (size_t)(c->cnt_mask + 1) * REG_SLAB * sizeof(reg_cnt_t);
+        size_t size = cbytes + REG_SLAB * sizeof(reg_region_t);
+        void *block = aligned_alloc(64, size);
+        if (!block)
             return NULL;
-        memset(slab, 0, SLAB * sizeof *slab);
-        c->slabs[c->nslabs++] = slab;
-        for (int i = SLAB - 1; i >= 0; i--) {
-            atomic_init(&slab[i].ref, REG_DEAD | REG_FREED);
+        memset(block, 0, size);
+        reg_region_t *slab = (reg_region_t *)((char *)block + cbytes);
+        c->slabs[c->nslabs++] = block;
+        for (int i = REG_SLAB - 1; i >= 0; i--) {
+            atomic_init(&slab[i].flags, REG_DEAD | REG_FREED);
+            slab[i].slot = (uint32_t)i;
             slab[i].next = c->free_list;
             c->free_list = &slab[i];
         }
@@ -182,8 +304,13 @@ static reg_region_t *region_alloc(locus_reg_cache_t *c)
     reg_region_t *r = c->free_list;
     c->free_list = r->next;
     r->next = NULL;
-    /* keep any stale reader's transient count: clear only the flags */
-    atomic_fetch_and_explicit(&r->ref, ~REG_FLAGS, memory_order_acq_rel);
+    /* keep any stale reader's transient +1 (it is undone on the same entry):
+     * never clear the counters; only restart the LRU clock of the entries */
+    uint64_t now = atomic_load_explicit(&c->tick, memory_order_relaxed);
+    for (unsigned s = 0; s <= c->cnt_mask; s++)
+        atomic_store_explicit(&cnt_at(c, r, s)->tick, (uint32_t)now, memory_order_relaxed);
+    uint64_t gen = (atomic_load_explicit(&r->flags, memory_order_relaxed) & ~REG_FLAGS) + REG_GEN;
+    atomic_store_explicit(&r->flags, gen, memory_order_seq_cst);
     r->bh = NULL;
     r->is_static = false;
     memset(&r->pub, 0, sizeof r->pub);
@@ -200,20 +327,21 @@ static void region_recycle(locus_reg_cache_t *c, reg_region_t *r)
     c->free_list = r;
 }
 
-/* Claim the release of a region whose ref word is DEAD|0. */
-static bool claim(reg_region_t *r)
+/* Claim the release of a region: f = its flags loaded (DEAD, not FREED)
+ * before the sum that was 0. */
+static bool claim(reg_region_t *r, uint64_t f)
 {
-    uint64_t want = REG_DEAD;
-    return atomic_compare_exchange_strong_explicit(&r->ref, &want, REG_DEAD | REG_FREED,
-                                                   memory_order_acq_rel, memory_order_relaxed);
+    return atomic_compare_exchange_strong_explicit(&r->flags, &f, f | REG_FREED,
+                                                   memory_order_seq_cst, memory_order_relaxed);
 }
 
-/* Out of the index (or statics) already: no new holder can appear. */
+/* Out of the index (or statics) already, under the lock: flags = DEAD (C),
+ * then the sum (D); a holder that remains releases it at its last put. */
 static void mark_dead(locus_reg_cache_t *c, reg_region_t *r)
 {
-    atomic_fetch_and_explicit(&r->ref, ~REG_INDEXED, memory_order_acq_rel);
-    atomic_fetch_or_explicit(&r->ref, REG_DEAD, memory_order_acq_rel);
-    if (claim(r)) {
+    uint64_t f = (atomic_load_explicit(&r->flags, memory_order_relaxed) & ~REG_FLAGS) | REG_DEAD;
+    atomic_store_explicit(&r->flags, f, memory_order_seq_cst);
+    if (cnt_sum(c, r, memory_order_seq_cst) == 0 && claim(r, f)) {
         r->next = c->release_list;
         c->release_list = r;
     }
@@ -410,9 +538,11 @@ static void evict(locus_reg_cache_t *c, uint64_t need_r, uint64_t need_b, bool f
     if (!cand)
         return;
     size_t nc = 0;
+    uint64_t now = atomic_load_explicit(&c->tick, memory_order_relaxed);
+    /* unused = summed count 0 (a get racing with this is caught by mark_dead's own sum) */
     for (size_t i = 0; i < n; i++)
-        if ((atomic_load_explicit(&x->reg[i]->ref, memory_order_relaxed) & REG_COUNT) == 0)
-            cand[nc++] = (cand_t){x->reg[i]->last_use, x->reg[i]};
+        if (cnt_sum(c, x->reg[i], memory_order_relaxed) == 0)
+            cand[nc++] = (cand_t){cnt_last_use(c, x->reg[i], now), x->reg[i]};
     uint64_t regions = c->regions, bytes = c->bytes;
     /* the oldest `want` first (quickselect, O(n)); full order only if bytes need more */
     size_t want = flush ? nc : (size_t)(regions > tr ? regions - tr : 0);
@@ -492,8 +622,10 @@ static locus_status_t get_slow(locus_reg_cache_t *c, uint64_t a, uint64_t e, uns
     long i = idx_find(x, n, a);
     if (i >= 0 && x->end[i] >= e && !(access & ~x->reg[i]->acc)) {
         reg_region_t *r = x->reg[i];
-        atomic_fetch_add_explicit(&r->ref, 1, memory_order_acquire);
-        r->last_use = atomic_load_explicit(&c->tick, memory_order_relaxed);
+        /* INDEXED, and the lock keeps it so (hooks only queue while we hold it) */
+        reg_cnt_t *k = cnt_at(c, r, cnt_shard(c));
+        atomic_fetch_add_explicit(&k->n, 1, memory_order_seq_cst);
+        cnt_touch(k, atomic_load_explicit(&c->tick, memory_order_relaxed));
         c->slow_hits++;
         *out = &r->pub;
         unlock(c);
@@ -554,7 +686,7 @@ static locus_status_t get_slow(locus_reg_cache_t *c, uint64_t a, uint64_t e, uns
         r->pub.access = r->acc = uacc;
         st = c->ops->reg(c->bctx, r);
         if (st != LOCUS_OK) {
-            atomic_fetch_or_explicit(&r->ref, REG_DEAD | REG_FREED, memory_order_relaxed);
+            atomic_fetch_or_explicit(&r->flags, REG_DEAD | REG_FREED, memory_order_relaxed);
             region_recycle(c, r);
             if (st == LOCUS_ERR_NO_SPACE && attempt == 0 && n) {
                 evict(c, 0, 0, true); /* the device is full: drop every unused region, retry */
@@ -566,8 +698,9 @@ static locus_status_t get_slow(locus_reg_cache_t *c, uint64_t a, uint64_t e, uns
             }
             break;
         }
-        atomic_fetch_add_explicit(&r->ref, 1, memory_order_relaxed);
-        r->last_use = atomic_fetch_add_explicit(&c->tick, 1, memory_order_relaxed) + 1;
+        reg_cnt_t *k = cnt_at(c, r, cnt_shard(c));
+        atomic_fetch_add_explicit(&k->n, 1, memory_order_seq_cst);
+        cnt_touch(k, atomic_fetch_add_explicit(&c->tick, 1, memory_order_relaxed) + 1);
         live_add(c, r, &c->live);
         c->regions++;
         c->bytes += ue - us;
@@ -581,7 +714,7 @@ static locus_status_t get_slow(locus_reg_cache_t *c, uint64_t a, uint64_t e, uns
         for (size_t k = 0; k < drop; k++)
             mark_dead(c, x->reg[pos + k]);
         idx_replace(c, pos, pos + drop, r);
-        atomic_fetch_or_explicit(&r->ref, REG_INDEXED, memory_order_release);
+        atomic_fetch_or_explicit(&r->flags, REG_INDEXED, memory_order_seq_cst);
         seq_end(c);
         if (merge) c->merges += drop;
         else c->replaced += drop;
@@ -599,20 +732,43 @@ static inline size_t hint_hash(uint64_t a)
     return (size_t)(((a >> 12) * 0x9E3779B97F4A7C15ull) >> 40);
 }
 
-/* Take a reference on r and keep it if r is cached, covers [a, e) and has
- * the access; else drop it again. r may be stale (type-stable memory). */
-static inline bool try_hit(locus_reg_cache_t *c, reg_region_t *r, uint64_t a, uint64_t e, unsigned access,
-                           reg_shard_t *sh)
+/* A put's slow part: r was seen DEAD (flags f); release it if nobody holds it any more. */
+static void __attribute__((noinline)) put_dead(locus_reg_cache_t *c, reg_region_t *r, uint64_t f)
 {
-    uint64_t old = atomic_fetch_add_explicit(&r->ref, 1, memory_order_acq_rel);
-    if (LIKELY((old & REG_FLAGS) == REG_INDEXED && a >= r->start && e <= r->end && !(access & ~r->acc))) {
-        uint64_t t = atomic_load_explicit(&c->tick, memory_order_relaxed);
-        if (r->last_use != t)
-            r->last_use = t;
+    if (!(f & REG_FREED) && cnt_sum(c, r, memory_order_seq_cst) == 0 && claim(r, f)) {
+        pthread_mutex_lock(&c->lock);
+        region_release(c, r);
+        unlock(c);
+    }
+}
+
+/* -1 on entry s, then the release check (see "reference counts"). */
+static inline void cnt_put(locus_reg_cache_t *c, reg_region_t *r, unsigned s)
+{
+    atomic_fetch_sub_explicit(&cnt_at(c, r, s)->n, 1, memory_order_seq_cst);
+    uint64_t f = atomic_load_explicit(&r->flags, memory_order_seq_cst);
+    if (UNLIKELY(f & REG_DEAD))
+        put_dead(c, r, f);
+}
+
+/* Take a reference on r through shard s and keep it if r is cached, covers
+ * [a, e) and has the access; else drop it again on the same entry. r may be
+ * stale (type-stable memory). Writes only shard s's entry line. */
+static inline bool try_hit(locus_reg_cache_t *c, reg_region_t *r, uint32_t slot, uint64_t a, uint64_t e,
+                           unsigned access, reg_shard_t *sh, unsigned s)
+{
+    reg_cnt_t *k = cnt_at_slot(c, r, slot, s);
+    /* the locked add orders every later load after it: start fetching r's
+     * line now, so its miss overlaps the add's instead of following it */
+    __builtin_prefetch(r, 0, 3);
+    atomic_fetch_add_explicit(&k->n, 1, memory_order_seq_cst);                          /* A */
+    if (LIKELY((atomic_load_explicit(&r->flags, memory_order_seq_cst) & REG_FLAGS) == REG_INDEXED && /* B */
+               a >= r->start && e <= r->end && !(access & ~r->acc))) {
+        cnt_touch(k, atomic_load_explicit(&c->tick, memory_order_relaxed));
         sh->hits++;
         return true;
     }
-    locus_reg_put(c, &r->pub);
+    cnt_put(c, r, s);
     return false;
 }
 
@@ -634,18 +790,20 @@ locus_status_t locus_reg_get(locus_reg_cache_t *c, const void *addr, size_t len,
     for (int i = 0; i < ns; i++) {
         r = c->statics[i];
         if (a >= r->start && e <= r->end && !(access & ~r->acc) &&
-            !(atomic_load_explicit(&r->ref, memory_order_relaxed) & REG_DEAD)) {
+            !(atomic_load_explicit(&r->flags, memory_order_relaxed) & REG_DEAD)) {
             sh->hits++;
             *out = &r->pub;
             return LOCUS_OK;
         }
     }
     if (LIKELY(!atomic_load_explicit(&c->pending_n, memory_order_acquire))) {
+        unsigned cs = cnt_shard(c);
         /* 1. the region this request page hit last time */
-        _Atomic(reg_region_t *) *slot = &c->hint[hint_hash(a) & c->hint_mask];
-        r = atomic_load_explicit(slot, memory_order_acquire);
-        if (LIKELY(r != NULL)) {
-            if (LIKELY(try_hit(c, r, a, e, access, sh)))
+        _Atomic uintptr_t *slot = &c->hint[hint_hash(a) & c->hint_mask];
+        uintptr_t h = atomic_load_explicit(slot, memory_order_acquire);
+        if (LIKELY(h != 0)) {
+            r = (reg_region_t *)(h & ~(uintptr_t)(REG_SLAB - 1));
+            if (LIKELY(try_hit(c, r, (uint32_t)(h & (REG_SLAB - 1)), a, e, access, sh, cs)))
                 goto hit;
         }
         /* 2. the index */
@@ -657,10 +815,9 @@ locus_status_t locus_reg_get(locus_reg_cache_t *c, const void *addr, size_t len,
             }
             size_t n = atomic_load_explicit(&c->n, memory_order_acquire);
             reg_index_t *x = atomic_load_explicit(&c->idx, memory_order_acquire);
-            long i = idx_find(x, n, a);
-            r = i >= 0 ? x->reg[i] : NULL;
-            if (r && try_hit(c, r, a, e, access, sh)) {
-                atomic_store_explicit(slot, r, memory_order_release);
+            r = idx_reg_seq(x, idx_find(x, n, a));
+            if (r && try_hit(c, r, r->slot, a, e, access, sh, cs)) {
+                atomic_store_explicit(slot, (uintptr_t)r | r->slot, memory_order_release);
                 goto hit;
             }
             atomic_thread_fence(memory_order_acquire);
@@ -679,12 +836,7 @@ void locus_reg_put(locus_reg_cache_t *c, const locus_reg_t *reg)
     reg_region_t *r = reg_of(reg);
     if (!c || !r || r->is_static)
         return;
-    uint64_t old = atomic_fetch_sub_explicit(&r->ref, 1, memory_order_acq_rel);
-    if (UNLIKELY((old & (REG_FLAGS | REG_COUNT)) == (REG_DEAD | 1)) && claim(r)) {
-        pthread_mutex_lock(&c->lock);
-        region_release(c, r);
-        unlock(c);
-    }
+    cnt_put(c, r, cnt_shard(c));
 }
 
 /* ---------- static mode ---------- */
@@ -727,7 +879,7 @@ locus_status_t locus_reg_static(locus_reg_cache_t *c, void *base, size_t len, un
                 c->statics[ns] = r;
                 atomic_store_explicit(&c->nstatic, ns + 1, memory_order_release);
             } else {
-                atomic_fetch_or_explicit(&r->ref, REG_DEAD | REG_FREED, memory_order_relaxed);
+                atomic_fetch_or_explicit(&r->flags, REG_DEAD | REG_FREED, memory_order_relaxed);
                 r->is_static = false;
                 region_recycle(c, r);
             }
@@ -918,6 +1070,16 @@ locus_status_t locus_reg_cache_create(const locus_reg_attr_t *attr, locus_reg_ca
     if (st == LOCUS_OK)
         st = idx_reserve(c, 0);
     c->hint_mask = (1u << 15) - 1;
+    /* counter shards: a power of two >= the cpus, at most REG_MAX_CNT_SHARDS */
+    long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+    unsigned nsh = 1;
+    while (nsh < REG_MAX_CNT_SHARDS && (long)nsh < ncpu)
+        nsh *= 2;
+    c->cnt_mask = nsh - 1;
+    /* glibc >= 2.35 registers rseq for every thread unless told not to */
+    c->rseq_cpu_off = __rseq_size >= offsetof(struct rseq, cpu_id) + sizeof(uint32_t)
+                          ? (long)__rseq_offset + (long)offsetof(struct rseq, cpu_id) : -1;
+
     if (st == LOCUS_OK && !(c->hint = calloc(c->hint_mask + 1, sizeof *c->hint)))
         st = locus_err(LOCUS_ERR_NO_MEMORY, "registration cache: out of memory");
     if (st != LOCUS_OK) {
@@ -948,7 +1110,7 @@ void locus_reg_cache_destroy(locus_reg_cache_t *c)
     c->destroying = true;
     while (c->live) {
         reg_region_t *r = c->live;
-        atomic_fetch_or_explicit(&r->ref, REG_DEAD | REG_FREED, memory_order_relaxed);
+        atomic_fetch_or_explicit(&r->flags, REG_DEAD | REG_FREED, memory_order_relaxed);
         region_release(c, r);
     }
     pthread_mutex_unlock(&c->lock);

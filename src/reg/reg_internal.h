@@ -9,24 +9,45 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* ref word of a region: low bits count holders, plus flags. A hit is valid
- * iff the add that took its reference saw INDEXED without DEAD/FREED: the
- * region was then registered and cached, and the reference keeps it from
- * being released or reused. A region leaves the index with INDEXED cleared
- * and DEAD set; whoever moves DEAD|1 -> DEAD|0 (or
- * sets DEAD on a count of 0) claims the release with a CAS to DEAD|FREED. */
-#define REG_DEAD  (1ull << 62)
-#define REG_FREED (1ull << 61)
-#define REG_INDEXED (1ull << 60) /* in the index and registered: a hit may use it */
+/* Reference counts are sharded by CPU (reg.c, "reference counts"): a hit
+ * writes only its CPU's counter entry, never the region's own lines, so two
+ * threads hitting the same regions do not bounce a line between cores.
+ * A slab is one block: the counter entries of its REG_SLAB regions (entry
+ * s of region i at [s * REG_SLAB + i]), then the REG_SLAB region structs.
+ * The entries of 8 regions share a line that only CPUs of shard s write. A
+ * region's entries are found from its address and its slot i in the slab
+ * (REG_SLAB = 64, so the hint table stores i in the low bits of the 64-byte
+ * aligned region pointer and a hint hit has no load to wait for before its
+ * atomic add). A
+ * region's count is the sum over shards, mod 2^32 (a get on one CPU and its
+ * put on another is fine: only the sum matters). */
+#define REG_SLAB 64
+#define REG_MAX_CNT_SHARDS 16
+
+typedef struct reg_cnt {
+    _Atomic uint32_t n;        /* gets minus puts made through this shard, mod 2^32 */
+    _Atomic uint32_t tick;     /* low 32 bits of the miss tick at this shard's last hit */
+} reg_cnt_t;
+
+/* flags word of a region: low bits below, a generation above (+1 per reuse
+ * of the struct, so a release claim cannot succeed on a later life). A hit
+ * is valid iff, after its counter add, it loads the flags with INDEXED alone
+ * (Dekker with the releaser, see reg.c). A region leaves the index with
+ * DEAD set; whoever then sees a summed count of 0 claims the release with a
+ * CAS from the flags value it loaded before summing to that value | FREED. */
+#define REG_DEAD  (1ull << 2)
+#define REG_FREED (1ull << 1)
+#define REG_INDEXED (1ull << 0) /* in the index and registered: a hit may use it */
 #define REG_FLAGS (REG_DEAD | REG_FREED | REG_INDEXED)
-#define REG_COUNT ((1ull << 48) - 1)
+#define REG_GEN   (1ull << 8)   /* generation unit */
 
 typedef struct reg_region {
-    /* first cache line: everything a hit and a put touch */
-    _Alignas(64) _Atomic uint64_t ref;
-    uint64_t last_use;         /* miss tick of the last get */
-    uint64_t start, end;       /* page-aligned [start, end) */
+    /* first cache line: what a hit and a put read; written only under the
+     * lock (and by the release claim), so every core keeps a shared copy */
+    _Alignas(64) _Atomic uint64_t flags;
     unsigned acc;              /* = pub.access */
+    uint64_t start, end;       /* page-aligned [start, end) */
+    uint32_t slot;             /* index in its slab, < REG_SLAB; fixed */
     bool is_static;
     /* second line: the handle callers read, then cold fields */
     _Alignas(64) locus_reg_t pub;
@@ -34,6 +55,8 @@ typedef struct reg_region {
     struct reg_region *next;   /* free list / release list */
     struct reg_region *lnext, *lprev; /* every registered region (destroy, pin relock) */
 } reg_region_t;
+_Static_assert(REG_SLAB <= 64 && sizeof(reg_region_t) % 64 == 0,
+               "the hint table keeps a region's slot in the low 6 bits of its 64-byte aligned address");
 
 /* Sorted, non-overlapping index. Arrays are padded with UINT64_MAX starts to
  * a multiple of 16; l1[j] = start[16 j]. Readers use them without a lock,
@@ -70,13 +93,15 @@ struct locus_reg_cache {
     /* --- read-mostly: the hit path --- */
     _Alignas(64) _Atomic uint64_t seq;   /* odd while the index changes */
     _Atomic(reg_index_t *) idx;
-    _Atomic(reg_region_t *) *hint;       /* direct-mapped: hash(request page) -> region last hit */
+    _Atomic uintptr_t *hint;             /* direct-mapped: hash(request page) -> region last hit | slot */
     size_t hint_mask;
+    unsigned cnt_mask;                   /* counter shards - 1 (a power of two) */
+    long rseq_cpu_off;                   /* thread pointer -> rseq.cpu_id, or -1: no rseq */
     _Atomic size_t n;                    /* entries in the index */
     _Atomic uint32_t pending_n;          /* queued invalidations (hit path goes slow) */
     _Atomic int nstatic;
     reg_region_t *statics[REG_MAX_STATIC];
-    _Atomic uint64_t tick;
+    _Atomic uint64_t tick;               /* misses so far: the LRU clock */
 
     /* --- slow path, under lock --- */
     _Alignas(64) pthread_mutex_t lock;
@@ -84,7 +109,7 @@ struct locus_reg_cache {
     reg_region_t *live;                  /* every registered region */
     bool destroying;
     uint64_t slow_hits;
-    void **slabs; size_t nslabs, slabs_cap;
+    void **slabs; size_t nslabs, slabs_cap; /* REG_SLAB regions, then their counter entries */
     uint64_t next_id;
     uint64_t regions, bytes;             /* registered now */
     uint64_t max_regions, max_bytes, merge_max, max_region_bytes;
