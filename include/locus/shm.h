@@ -69,6 +69,9 @@ typedef struct locus_shm_plan {
     uint64_t per_process;     /* queue_ctl + queue + heap + its control line */
     uint64_t segment_bytes;   /* whole segment, page-rounded: what is mapped */
     uint64_t private_per_process; /* process-private bookkeeping estimate (not shared) */
+    uint32_t fboxes;          /* fast boxes per process (per-pair SPSC rings, given to its first senders) */
+    uint64_t fbox_bytes;      /* cells of one fast box (plus queue_ctl_bytes of control) */
+    uint64_t fbox_eager_bytes; /* largest payload a fast box carries */
 } locus_shm_plan_t;
 
 /* The plan for nprocs processes with these options (NULL = defaults/environment). */

@@ -64,6 +64,21 @@ static inline uint64_t shmq_cells_for(uint64_t len) { return (SHMQ_HDR + len + S
 /* Sender: claim cells for a `len`-byte payload. false when the ring is full
  * (retry later). *cached_head is the sender's private copy of head. */
 bool shmq_claim(shmq_t *q, uint64_t *cached_head, uint32_t len, uint64_t *pos);
+/* Single-producer claim (a fast box has one sender): no CAS, the tail is the
+ * sender's private *tail; the shared tail line is never touched. */
+static inline bool shmq_claim_sp(const shmq_t *q, uint64_t *tail, uint64_t *cached_head, uint32_t len,
+                                 uint64_t *pos)
+{
+    uint64_t k = shmq_cells_for(len), t = *tail;
+    if (t + k - *cached_head > q->ncells) {
+        *cached_head = __atomic_load_n(q->head, __ATOMIC_ACQUIRE);
+        if (t + k - *cached_head > q->ncells)
+            return false;
+    }
+    *pos = t;
+    *tail = t + k;
+    return true;
+}
 /* Sender: write header fields and payload at a claimed position, then publish. */
 void shmq_post(shmq_t *q, uint64_t pos, const shmq_hdr_t *h, const void *payload,
                shmq_copy_fn copy);
