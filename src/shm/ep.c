@@ -672,6 +672,15 @@ locus_status_t locus_shm_isend(locus_shm_ep_t *ep, int dst, uint64_t tag, const 
     r->buf = (void *)buf;
     r->len = len;
     r->proto = len <= ep->plan.eager_bytes ? MT_EAGER : MT_RTS;
+    *req = r;
+    if (r->proto == MT_EAGER && !ep->sendq[dst].head) {
+        /* Eager with nothing queued ahead: straight into the box or ring. */
+        shmq_hdr_t h = {.src = (uint16_t)ep->rank, .type = MT_EAGER, .len = (uint32_t)len, .tag = tag};
+        if (send_matchable(ep, dst, &h, buf, copy_for(ep, dst))) {
+            r->state = RS_DONE;
+            return LOCUS_OK;
+        }
+    }
     if (r->proto == MT_RTS)
         r->msgid = ++ep->next_msgid;
     submit(ep, r);
