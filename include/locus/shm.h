@@ -8,7 +8,10 @@
  * buffer), large ones by a rendezvous and a single copy: a plain copy from the
  * peer's mapping when the send buffer lives in the sender's shared heap
  * (locus_shm_alloc), else process_vm_readv (CMA), else - when the kernel
- * refuses CMA - a pipelined copy through the ring.
+ * refuses CMA - a pipelined copy through the ring. A sender that has sent 16
+ * messages to a peer gets a per-pair "fast box" in the peer's capped pool (a
+ * small single-producer ring that stays hot in cache); small messages then go
+ * through it, still matched in send order.
  *
  * Semantics: tagged, non-blocking, explicit progress. Messages between one
  * pair of processes are matched in the order they were sent. A send request
