@@ -8,7 +8,10 @@
  * buffer), large ones by a rendezvous and a single copy: a plain copy from the
  * peer's mapping when the send buffer lives in the sender's shared heap
  * (locus_shm_alloc), else process_vm_readv (CMA), else - when the kernel
- * refuses CMA - a pipelined copy through the ring.
+ * refuses CMA - a pipelined copy through the ring. A sender that has sent 16
+ * messages to a peer gets a per-pair "fast box" in the peer's capped pool (a
+ * small single-producer ring that stays hot in cache); small messages then go
+ * through it, still matched in send order.
  *
  * Semantics: tagged, non-blocking, explicit progress. Messages between one
  * pair of processes are matched in the order they were sent. A send request
@@ -69,6 +72,9 @@ typedef struct locus_shm_plan {
     uint64_t per_process;     /* queue_ctl + queue + heap + its control line */
     uint64_t segment_bytes;   /* whole segment, page-rounded: what is mapped */
     uint64_t private_per_process; /* process-private bookkeeping estimate (not shared) */
+    uint32_t fboxes;          /* fast boxes per process (per-pair SPSC rings, given to its first senders) */
+    uint64_t fbox_bytes;      /* cells of one fast box (plus queue_ctl_bytes of control) */
+    uint64_t fbox_eager_bytes; /* largest payload a fast box carries */
 } locus_shm_plan_t;
 
 /* The plan for nprocs processes with these options (NULL = defaults/environment). */

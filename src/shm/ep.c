@@ -151,6 +151,72 @@ static bool in_my_heap(const locus_shm_ep_t *ep, const void *buf, size_t len, ui
     return len <= hb - *off;
 }
 
+/* ---------- fast boxes ---------- */
+
+static unsigned char *fbox_mem(const locus_shm_ep_t *ep, int owner, uint32_t i)
+{
+    return ep->base + ep->lay.fboxes + ((uint64_t)owner * ep->plan.fboxes + i) * ep->lay.fbox_stride;
+}
+
+static void fbox_view(const locus_shm_ep_t *ep, shmq_t *q, int owner, uint32_t i)
+{
+    shmq_view(q, fbox_mem(ep, owner, i), ep->plan.fbox_bytes / SHMQ_CELL,
+              (uint32_t)ep->plan.fbox_eager_bytes, ep->hdr->salt);
+}
+
+/* Claim a box in d's pool and announce it through d's ring. false = the ring
+ * is full, try again later. */
+static bool fbox_open(locus_shm_ep_t *ep, int d)
+{
+    shm_fbtx_t *f = &ep->fbtx[d];
+    if (f->state == FB_NONE) {
+        uint32_t *used = &ep->procs[d].fbox_used;
+        uint32_t u = __atomic_load_n(used, __ATOMIC_RELAXED);
+        do {
+            if (u >= ep->plan.fboxes) {
+                f->state = FB_NEVER; /* its pool is given away: keep to the ring */
+                return true;
+            }
+        } while (!__atomic_compare_exchange_n(used, &u, u + 1, false, __ATOMIC_RELAXED,
+                                              __ATOMIC_RELAXED));
+        f->index = (uint16_t)u;
+        f->state = FB_CLAIMED;
+    }
+    shmq_hdr_t h = {.src = (uint16_t)ep->rank, .type = MT_FBOX, .aux = f->index};
+    uint64_t pos;
+    if (!shmq_claim(&ep->q[d], &ep->cached_head[d], 0, &pos))
+        return false;
+    fbox_view(ep, &f->q, d, f->index);
+    f->tail = f->cached_head = 0;
+    shmq_post(&ep->q[d], pos, &h, NULL, copy_near);
+    f->state = FB_OPEN;
+    return true;
+}
+
+/* Send a matchable (EAGER/RTS) message to d: through d's box when it fits,
+ * else d's ring. false = full (or the box announcement did not fit): retry. */
+static bool send_matchable(locus_shm_ep_t *ep, int d, shmq_hdr_t *h, const void *payload,
+                           shmq_copy_fn copy)
+{
+    shm_fbtx_t *f = &ep->fbtx[d];
+    uint64_t pos;
+    if (__builtin_expect(f->state != FB_OPEN, 0) && f->state != FB_NEVER &&
+        (f->state == FB_CLAIMED || f->seq >= SHM_FBOX_AFTER) && !fbox_open(ep, d))
+        return false;
+    h->aux = f->seq;
+    if (f->state == FB_OPEN && h->len <= ep->plan.fbox_eager_bytes) {
+        if (!shmq_claim_sp(&f->q, &f->tail, &f->cached_head, h->len, &pos))
+            return false;
+        shmq_post(&f->q, pos, h, payload, copy);
+    } else {
+        if (!shmq_claim(&ep->q[d], &ep->cached_head[d], h->len, &pos))
+            return false;
+        shmq_post(&ep->q[d], pos, h, payload, copy);
+    }
+    f->seq++;
+    return true;
+}
+
 /* Try to move the request at the head of its destination's queue into the
  * ring; true once nothing of it is left to post. */
 static bool try_send(locus_shm_ep_t *ep, locus_shm_req_t *r)
@@ -168,13 +234,13 @@ static bool try_send(locus_shm_ep_t *ep, locus_shm_req_t *r)
         h.type = MT_EAGER;
         h.len = (uint32_t)r->len;
         h.tag = r->tag;
-        if (!shmq_send(q, &ep->cached_head[d], &h, r->buf, copy_for(ep, d)))
+        if (!send_matchable(ep, d, &h, r->buf, copy_for(ep, d)))
             return false;
         complete(ep, r, LOCUS_OK);
         return true;
     }
     if (r->state == RS_QUEUED) {
-        shm_rts_t rts = {.len = r->len, .addr = (uint64_t)(uintptr_t)r->buf};
+        shm_rts_t rts = {.len = r->len, .addr = (uint64_t)(uintptr_t)r->buf, .msgid = r->msgid};
         if (in_my_heap(ep, r->buf, r->len, &rts.heap_off))
             rts.kind = RTS_HEAP;
         else
@@ -182,8 +248,7 @@ static bool try_send(locus_shm_ep_t *ep, locus_shm_req_t *r)
         h.type = MT_RTS;
         h.len = sizeof rts;
         h.tag = r->tag;
-        h.aux = r->msgid;
-        if (!shmq_send(q, &ep->cached_head[d], &h, &rts, copy_near))
+        if (!send_matchable(ep, d, &h, &rts, copy_near))
             return false;
         r->state = RS_WAIT_FIN;
         return true;
@@ -350,13 +415,13 @@ static locus_shm_req_t *find_by_msgid(shm_list_t *l, int peer, uint64_t msgid, b
 
 static locus_status_t on_eager(locus_shm_ep_t *ep, const shmq_hdr_t *h)
 {
-    shmq_t *q = &ep->q[ep->rank];
+    shmq_t *q = ep->cur_q;
     if (h->len > ep->plan.eager_bytes)
         return set_corrupt(ep, h->src, "eager length above LOCUS_SHM_EAGER");
     locus_shm_req_t *r = match_posted(ep, h->src, h->tag);
     if (r) {
         size_t n = h->len < r->len ? h->len : r->len;
-        shmq_read(q, &ep->rx, 0, r->buf, n, copy_for(ep, h->src));
+        shmq_read(q, ep->cur_rx, 0, r->buf, n, copy_for(ep, h->src));
         r->src = h->src;
         r->tag = h->tag;
         r->msg_len = h->len;
@@ -371,7 +436,7 @@ static locus_status_t on_eager(locus_shm_ep_t *ep, const shmq_hdr_t *h)
     u->type = MT_EAGER;
     u->tag = h->tag;
     u->len = h->len;
-    shmq_read(q, &ep->rx, 0, u->data, h->len, copy_for(ep, h->src));
+    shmq_read(q, ep->cur_rx, 0, u->data, h->len, copy_for(ep, h->src));
     if (ep->unexp_tail)
         ep->unexp_tail->next = u;
     else
@@ -385,12 +450,12 @@ static locus_status_t on_rts(locus_shm_ep_t *ep, const shmq_hdr_t *h)
     shm_rts_t rts;
     if (h->len != sizeof rts)
         return set_corrupt(ep, h->src, "rendezvous descriptor of the wrong size");
-    shmq_read(&ep->q[ep->rank], &ep->rx, 0, &rts, sizeof rts, copy_near);
+    shmq_read(ep->cur_q, ep->cur_rx, 0, &rts, sizeof rts, copy_near);
     if (rts.kind < RTS_CMA || rts.kind > RTS_COPY || rts.len == 0)
         return set_corrupt(ep, h->src, "rendezvous descriptor with a bad kind or length 0");
     locus_shm_req_t *r = match_posted(ep, h->src, h->tag);
     if (r)
-        return start_pull(ep, r, h->src, h->tag, h->aux, &rts);
+        return start_pull(ep, r, h->src, h->tag, rts.msgid, &rts);
     shm_unexp_t *u = malloc(sizeof *u);
     if (!u)
         return locus_err(LOCUS_ERR_NO_MEMORY, "unexpected rendezvous: out of memory");
@@ -398,7 +463,7 @@ static locus_status_t on_rts(locus_shm_ep_t *ep, const shmq_hdr_t *h)
     u->src = h->src;
     u->type = MT_RTS;
     u->tag = h->tag;
-    u->msgid = h->aux;
+    u->msgid = rts.msgid;
     u->len = rts.len;
     u->rts = rts;
     if (ep->unexp_tail)
@@ -447,33 +512,95 @@ static locus_status_t on_message(locus_shm_ep_t *ep, const shmq_hdr_t *h)
             submit(ep, r);
         }
         return LOCUS_OK;
+    case MT_FBOX: {
+        uint32_t i = (uint32_t)h->aux;
+        if (h->aux >= ep->plan.fboxes || ep->fbrx_of[h->src] >= 0 || ep->nfbrx >= (int)ep->plan.fboxes ||
+            h->aux >= __atomic_load_n(&ep->procs[ep->rank].fbox_used, __ATOMIC_ACQUIRE))
+            return set_corrupt(ep, h->src, "fast box announcement out of range or repeated");
+        for (int k = 0; k < ep->nfbrx; k++)
+            if (ep->fbrx[k].q.cells == fbox_mem(ep, ep->rank, i) + SHMQ_CTL_BYTES)
+                return set_corrupt(ep, h->src, "fast box announced by two senders");
+        shm_fbrx_t *b = &ep->fbrx[ep->nfbrx];
+        fbox_view(ep, &b->q, ep->rank, i);
+        b->rx = (shmq_rx_t){0, 0};
+        b->src = h->src;
+        ep->fbrx_of[h->src] = (int16_t)ep->nfbrx++;
+        return LOCUS_OK;
+    }
     default: return set_corrupt(ep, h->src, "unknown message type");
     }
 }
 
-static int progress_rx(locus_shm_ep_t *ep)
+/* Handle up to 64 messages of one ring or box (owner: the box's sender, -1
+ * for my ring). */
+static int drain(locus_shm_ep_t *ep, shmq_t *q, shmq_rx_t *rx, int owner);
+
+/* A matchable message numbered k from src reached us through the ring while
+ * we expect an earlier one: the ones in between are in src's box (posted
+ * before it, so visible now). */
+static bool catch_up(locus_shm_ep_t *ep, int src, uint64_t k)
 {
-    shmq_t *q = &ep->q[ep->rank];
+    int b = ep->fbrx_of[src];
+    if (b < 0 || k < ep->rxseq[src])
+        return false;
+    while (ep->rxseq[src] < k) {
+        if (!drain(ep, &ep->fbrx[b].q, &ep->fbrx[b].rx, src) || ep->fatal)
+            return false;
+    }
+    return true;
+}
+
+static int drain(locus_shm_ep_t *ep, shmq_t *q, shmq_rx_t *rx, int owner)
+{
     int n = 0;
     for (; n < 64; n++) {
         bool corrupt;
-        const shmq_hdr_t *c = shmq_peek(q, &ep->rx, &corrupt);
+        const shmq_hdr_t *c = shmq_peek(q, rx, &corrupt);
         if (!c)
             break;
         shmq_hdr_t h = *c; /* one read: the peer cannot change it under our checks */
-        if (corrupt || h.len > q->max_len || h.src >= ep->size || h.src == ep->rank) {
-            set_corrupt(ep, h.src, "header length or source out of range");
+        if (corrupt || h.len > q->max_len || h.src >= ep->size || h.src == ep->rank ||
+            (owner >= 0 && (h.src != owner || (h.type != MT_EAGER && h.type != MT_RTS)))) {
+            set_corrupt(ep, h.src, owner >= 0 ? "fast box header out of range or not from its sender"
+                                              : "header length or source out of range");
             return n;
         }
+        if (h.type == MT_EAGER || h.type == MT_RTS) {
+            /* Pair order across ring and box. */
+            if (__builtin_expect(h.aux != ep->rxseq[h.src], 0)) {
+                if (owner >= 0 && h.aux > ep->rxseq[h.src])
+                    break; /* earlier ones are still in the ring */
+                if (owner >= 0 || !catch_up(ep, h.src, h.aux)) {
+                    if (!ep->fatal)
+                        set_corrupt(ep, h.src, "message out of its sender's order");
+                    return n;
+                }
+            }
+            ep->rxseq[h.src]++;
+        }
+        ep->cur_q = q;
+        ep->cur_rx = rx;
         locus_status_t st = on_message(ep, &h);
         if (ep->fatal)
             return n;
         (void)st;
-        shmq_consume(q, &ep->rx, h.len);
+        shmq_consume(q, rx, h.len);
     }
     if (!n)
-        shmq_publish_head(q, &ep->rx);
+        shmq_publish_head(q, rx);
     return n;
+}
+
+static int progress_rx(locus_shm_ep_t *ep)
+{
+    int n = 0;
+    /* Fast boxes first: they carry the small messages of frequent peers. */
+    for (int k = 0; k < ep->nfbrx; k++) {
+        n += drain(ep, &ep->fbrx[k].q, &ep->fbrx[k].rx, ep->fbrx[k].src);
+        if (ep->fatal)
+            return n;
+    }
+    return n + drain(ep, &ep->q[ep->rank], &ep->rx, -1);
 }
 
 /* ---------- public API ---------- */
@@ -545,6 +672,15 @@ locus_status_t locus_shm_isend(locus_shm_ep_t *ep, int dst, uint64_t tag, const 
     r->buf = (void *)buf;
     r->len = len;
     r->proto = len <= ep->plan.eager_bytes ? MT_EAGER : MT_RTS;
+    *req = r;
+    if (r->proto == MT_EAGER && !ep->sendq[dst].head) {
+        /* Eager with nothing queued ahead: straight into the box or ring. */
+        shmq_hdr_t h = {.src = (uint16_t)ep->rank, .type = MT_EAGER, .len = (uint32_t)len, .tag = tag};
+        if (send_matchable(ep, dst, &h, buf, copy_for(ep, dst))) {
+            r->state = RS_DONE;
+            return LOCUS_OK;
+        }
+    }
     if (r->proto == MT_RTS)
         r->msgid = ++ep->next_msgid;
     submit(ep, r);

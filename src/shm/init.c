@@ -28,6 +28,10 @@ static void ep_free(locus_shm_ep_t *ep)
         free(r);
     }
     free(ep->q);
+    free(ep->fbtx);
+    free(ep->fbrx);
+    free(ep->fbrx_of);
+    free(ep->rxseq);
     free(ep->cached_head);
     free(ep->sendq);
     free(ep->cma_bad);
@@ -50,13 +54,20 @@ static locus_status_t alloc_private(locus_shm_ep_t *ep)
     ep->far = calloc(n, sizeof *ep->far);
     ep->pids = calloc(n, sizeof *ep->pids);
     ep->pfds = calloc(n, sizeof *ep->pfds);
+    ep->fbtx = calloc(n, sizeof *ep->fbtx);
+    ep->fbrx = calloc(ep->plan.fboxes ? ep->plan.fboxes : 1, sizeof *ep->fbrx);
+    ep->fbrx_of = malloc(n * sizeof *ep->fbrx_of);
+    ep->rxseq = calloc(n, sizeof *ep->rxseq);
     ep->cap_blks = 16;
     ep->blks = calloc((size_t)ep->cap_blks, sizeof *ep->blks);
     if (!ep->q || !ep->cached_head || !ep->sendq || !ep->cma_bad || !ep->gone || !ep->far || !ep->pids ||
-        !ep->pfds || !ep->blks)
+        !ep->pfds || !ep->blks || !ep->fbtx || !ep->fbrx || !ep->fbrx_of || !ep->rxseq)
         return locus_err(LOCUS_ERR_NO_MEMORY, "shm endpoint bookkeeping for %d processes", ep->size);
-    for (size_t r = 0; r < n; r++)
+    for (size_t r = 0; r < n; r++) {
         ep->pfds[r].fd = -1;
+        ep->fbrx_of[r] = -1;
+        ep->fbtx[r].state = ep->plan.fboxes ? FB_NONE : FB_NEVER;
+    }
     return LOCUS_OK;
 }
 

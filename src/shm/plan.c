@@ -57,6 +57,26 @@ locus_status_t shm_plan_layout(int nprocs, const locus_shm_opts_t *opts, locus_s
     if (queue < 4096 || (queue & (queue - 1)) || queue > (1ull << 34))
         return locus_err(LOCUS_ERR_INVALID,
                          "queue %" PRIu64 " bytes: expected a power of two in [4K, 16G]", queue);
+    int64_t nfb;
+    uint64_t fbox;
+    if ((st = locus_tun_int(LOCUS_TUN_SHM_FBOXES, &nfb)) || (st = read_size(LOCUS_TUN_SHM_FBOX, &fbox)))
+        return st;
+    if (fbox && (fbox < 512 || (fbox & (fbox - 1)) || fbox > (1u << 20)))
+        return locus_err(LOCUS_ERR_INVALID,
+                         "fast box %" PRIu64 " bytes: expected a power of two in [512, 1M] (0 = auto)", fbox);
+    if (nfb > nprocs - 1)
+        nfb = nprocs - 1;
+    if (!fbox && nfb > 0) {
+        /* Auto: 16 KiB per box, halved while all boxes of the node exceed 16 MiB,
+         * never below 512 B (then fewer boxes): 1024 processes -> 32 x 512 B. */
+        fbox = 16u << 10;
+        while (fbox > 512 && (uint64_t)nprocs * (uint64_t)nfb * fbox > (16u << 20))
+            fbox >>= 1;
+        while (nfb > 0 && (uint64_t)nprocs * (uint64_t)nfb * fbox > (16u << 20))
+            nfb--;
+    }
+    if (nfb <= 0)
+        fbox = 0, nfb = 0;
     uint64_t quarter = queue / 4 - SHMQ_HDR;
     if (eager > quarter)
         eager = quarter;
@@ -71,7 +91,17 @@ locus_status_t shm_plan_layout(int nprocs, const locus_shm_opts_t *opts, locus_s
     plan->heap_bytes = heap;
     plan->control_bytes = SHM_HDR_BYTES + (uint64_t)nprocs * SHM_PROC_BYTES;
     plan->queue_ctl_bytes = SHMQ_CTL_BYTES;
-    plan->per_process = SHM_PROC_BYTES + SHMQ_CTL_BYTES + queue + heap;
+    plan->fboxes = (uint32_t)nfb;
+    plan->fbox_bytes = fbox;
+    plan->fbox_eager_bytes = 0;
+    if (nfb) {
+        uint64_t fmax = fbox / 2 - SHMQ_HDR;
+        plan->fbox_eager_bytes = fmax < eager ? fmax : eager;
+        if (plan->fbox_eager_bytes < sizeof(shm_rts_t))
+            plan->fbox_eager_bytes = sizeof(shm_rts_t);
+    }
+    uint64_t fb_per_proc = nfb ? (uint64_t)nfb * (SHMQ_CTL_BYTES + fbox) : 0;
+    plan->per_process = SHM_PROC_BYTES + SHMQ_CTL_BYTES + queue + heap + fb_per_proc;
     /* Final layout: [hdr][heaps (page aligned)][procs][queues]. */
     uint64_t off = heap ? SHM_PAGE : SHM_HDR_BYTES; /* heaps page aligned */
     lay->heaps = off;
@@ -81,6 +111,9 @@ locus_status_t shm_plan_layout(int nprocs, const locus_shm_opts_t *opts, locus_s
     lay->queues = off;
     lay->queue_stride = SHMQ_CTL_BYTES + queue;
     off += (uint64_t)nprocs * lay->queue_stride;
+    lay->fboxes = off;
+    lay->fbox_stride = SHMQ_CTL_BYTES + fbox;
+    off += (uint64_t)nprocs * fb_per_proc;
     plan->segment_bytes = round_up(off, SHM_PAGE);
     if (heap)
         plan->control_bytes += SHM_PAGE - SHM_HDR_BYTES; /* alignment gap before the heaps */
@@ -94,7 +127,9 @@ locus_status_t shm_plan_layout(int nprocs, const locus_shm_opts_t *opts, locus_s
     plan->private_per_process = sizeof(locus_shm_ep_t) +
                                 (uint64_t)nprocs * (sizeof(shmq_t) + sizeof(uint64_t) +
                                                     sizeof(shm_list_t) + 3 * sizeof(bool) +
-                                                    sizeof(pid_t) + sizeof(struct pollfd));
+                                                    sizeof(pid_t) + sizeof(struct pollfd) +
+                                                    sizeof(shm_fbtx_t) + sizeof(uint64_t)) +
+                                (uint64_t)nfb * sizeof(shm_fbrx_t);
     return LOCUS_OK;
 }
 
@@ -107,17 +142,21 @@ locus_status_t locus_shm_plan(int nprocs, const locus_shm_opts_t *opts, locus_sh
 locus_status_t locus_shm_plan_print(const locus_shm_plan_t *p, FILE *out, bool json)
 {
     uint64_t n = (uint64_t)p->nprocs;
-    uint64_t pad = p->segment_bytes - p->control_bytes - n * (SHMQ_CTL_BYTES + p->queue_bytes + p->heap_bytes);
+    uint64_t fb = n * p->fboxes * (p->fboxes ? SHMQ_CTL_BYTES + p->fbox_bytes : 0);
+    uint64_t pad = p->segment_bytes - p->control_bytes - fb -
+                   n * (SHMQ_CTL_BYTES + p->queue_bytes + p->heap_bytes);
     if (json) {
         fprintf(out,
                 "{\"procs\": %d, \"queue_bytes\": %" PRIu64 ", \"eager_bytes\": %" PRIu64
                 ", \"heap_bytes\": %" PRIu64 ", \"control_bytes\": %" PRIu64
                 ", \"queues_bytes\": %" PRIu64 ", \"heaps_bytes\": %" PRIu64
+                ", \"fboxes\": %u, \"fbox_bytes\": %" PRIu64 ", \"fbox_eager_bytes\": %" PRIu64
+                ", \"fboxes_bytes\": %" PRIu64
                 ", \"padding_bytes\": %" PRIu64 ", \"per_process_bytes\": %" PRIu64
                 ", \"per_node_bytes\": %" PRIu64 ", \"private_per_process_bytes\": %" PRIu64 "}\n",
                 p->nprocs, p->queue_bytes, p->eager_bytes, p->heap_bytes, p->control_bytes,
-                n * (SHMQ_CTL_BYTES + p->queue_bytes), n * p->heap_bytes, pad, p->per_process,
-                p->segment_bytes, p->private_per_process);
+                n * (SHMQ_CTL_BYTES + p->queue_bytes), n * p->heap_bytes, p->fboxes, p->fbox_bytes,
+                p->fbox_eager_bytes, fb, pad, p->per_process, p->segment_bytes, p->private_per_process);
         return LOCUS_OK;
     }
     char a[32];
@@ -129,6 +168,10 @@ locus_status_t locus_shm_plan_print(const locus_shm_plan_t *p, FILE *out, bool j
             locus_format_size(n * (SHMQ_CTL_BYTES + p->queue_bytes), a, sizeof a));
     fprintf(out, "  %-34s %14" PRIu64 " B  (ring is the eager buffer: messages <= %" PRIu64
                  " B)\n", "  of which eager/inline cells", n * p->queue_bytes, p->eager_bytes);
+    fprintf(out, "  %-34s %14" PRIu64 " B  %s (%u x (128 B ctl + %" PRIu64
+                 " B) per process: messages <= %" PRIu64 " B)\n",
+            "fast boxes (per-pair SPSC rings)", fb, locus_format_size(fb, a, sizeof a), p->fboxes,
+            p->fbox_bytes, p->fbox_eager_bytes);
     fprintf(out, "  %-34s %14" PRIu64 " B  %s\n", "shared heaps", n * p->heap_bytes,
             locus_format_size(n * p->heap_bytes, a, sizeof a));
     fprintf(out, "  %-34s %14" PRIu64 " B\n", "page rounding", pad);

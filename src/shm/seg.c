@@ -328,6 +328,12 @@ locus_status_t shm_segment_attach(locus_shm_ep_t *ep, const locus_shm_opts_t *op
     /* First touch of my own ring and heap by me: their pages land on my node. */
     unsigned char *myq = ep->base + ep->lay.queues + (uint64_t)ep->rank * ep->lay.queue_stride;
     madvise(myq, ep->lay.queue_stride, 23 /* MADV_POPULATE_WRITE */);
+    if (ep->plan.fboxes) {
+        /* My fast box pool (madvise wants a page-aligned start). */
+        uint64_t fb = ep->lay.fboxes + (uint64_t)ep->rank * ep->plan.fboxes * ep->lay.fbox_stride;
+        uint64_t lo = fb & ~(uint64_t)(SHM_PAGE - 1);
+        madvise(ep->base + lo, fb - lo + ep->plan.fboxes * ep->lay.fbox_stride, 23);
+    }
     shm_proc_t *me = &ep->procs[ep->rank];
     int cpu = sched_getcpu();
     me->cpu = cpu;

@@ -37,12 +37,15 @@ typedef struct shm_proc {
     uint32_t state;
     int32_t cpu, l3;
     uint64_t barrier;
-    uint64_t _pad[5];
+    uint32_t fbox_used; /* fast boxes of my pool claimed by senders (CAS, never freed) */
+    uint32_t _pad32;
+    uint64_t _pad[4];
 } shm_proc_t;
 
 /* Byte offsets inside the segment (derived from the plan). */
 typedef struct shm_layout {
     uint64_t procs, queues, heaps, queue_stride;
+    uint64_t fboxes, fbox_stride; /* fast box pools: box i of process r at fboxes + (r * F + i) * stride */
     uint32_t ncells, max_len;
     uint64_t frag_bytes;
 } shm_layout_t;
@@ -57,10 +60,11 @@ locus_status_t shm_plan_layout(int nprocs, const locus_shm_opts_t *opts, locus_s
 void shm_copy(void *dst, const void *src, size_t n, int dir);
 
 /* Messages. */
-enum { MT_EAGER = 1, MT_RTS = 2, MT_FIN = 3, MT_CTS_COPY = 4, MT_FRAG = 5 };
+enum { MT_EAGER = 1, MT_RTS = 2, MT_FIN = 3, MT_CTS_COPY = 4, MT_FRAG = 5, MT_FBOX = 6 };
 enum { RTS_CMA = 1, RTS_HEAP = 2, RTS_COPY = 3 };
 typedef struct shm_rts {
     uint64_t len, addr, heap_off;
+    uint64_t msgid; /* the sender's rendezvous id (FIN / CTS_COPY / FRAG quote it) */
     uint32_t kind, _pad;
 } shm_rts_t;
 
@@ -94,6 +98,30 @@ typedef struct shm_unexp {
     unsigned char data[]; /* eager payload */
 } shm_unexp_t;
 
+/* Fast boxes: a per-pair single-producer ring (same cell format as the
+ * process ring, no CAS) in the receiver's pool, given to a sender after
+ * SHM_FBOX_AFTER matchable messages to it. The sender announces the box with
+ * MT_FBOX through the ring; from then on EAGER and RTS messages that fit go
+ * through the box, the rest through the ring. Pair order across the two
+ * channels: every matchable message carries a per-pair sequence number in
+ * `aux`; the receiver handles them in that order (a ring message ahead of it
+ * first drains the sender's box, which must hold the ones in between; a box
+ * message ahead waits for the ring). The sender never waits for the receiver. */
+#define SHM_FBOX_AFTER 16
+enum { FB_NONE = 0, FB_CLAIMED, FB_OPEN, FB_NEVER };
+typedef struct shm_fbtx {
+    shmq_t q;             /* view of my box in the destination's pool */
+    uint64_t tail, cached_head;
+    uint64_t seq;         /* matchable messages sent to this destination */
+    uint8_t state;        /* FB_* */
+    uint16_t index;       /* box index in the destination's pool */
+} shm_fbtx_t;
+typedef struct shm_fbrx {
+    shmq_t q;
+    shmq_rx_t rx;
+    int src;
+} shm_fbrx_t;
+
 typedef struct shm_heap_blk { uint64_t off, size; bool used; } shm_heap_blk_t;
 
 struct locus_shm_ep {
@@ -107,6 +135,13 @@ struct locus_shm_ep {
     shm_proc_t *procs;
     shmq_t *q;              /* every process's ring */
     shmq_rx_t rx;           /* my ring's reader state */
+    shm_fbtx_t *fbtx;       /* per destination: my fast box there */
+    shm_fbrx_t *fbrx;       /* fast boxes I poll (nfbrx of plan.fboxes) */
+    uint64_t *rxseq;        /* per source: matchable messages handled */
+    int nfbrx;
+    int16_t *fbrx_of;       /* per source: index in fbrx or -1 */
+    shmq_t *cur_q;          /* the ring or box of the message being handled */
+    shmq_rx_t *cur_rx;
     uint64_t *cached_head;  /* per destination */
     shm_list_t *sendq;      /* per destination, FIFO */
     int nactive;            /* destinations with a non-empty sendq */

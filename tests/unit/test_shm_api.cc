@@ -84,7 +84,10 @@ TEST(ShmPlan, DefaultsFor1024ProcessesStayUnder92MB)
     EXPECT_LE(p.segment_bytes, 92000000u);
     EXPECT_EQ(p.queue_bytes, 64u << 10);
     // The breakdown adds up to the segment (up to page rounding).
-    uint64_t sum = p.control_bytes + 1024 * (p.queue_ctl_bytes + p.queue_bytes + p.heap_bytes);
+    uint64_t sum = p.control_bytes + 1024 * (p.queue_ctl_bytes + p.queue_bytes + p.heap_bytes) +
+                   1024ull * p.fboxes * (p.queue_ctl_bytes + p.fbox_bytes);
+    EXPECT_EQ(p.fboxes, 32u);
+    EXPECT_EQ(p.fbox_bytes, 512u);
     EXPECT_LE(sum, p.segment_bytes);
     EXPECT_GT(sum + 4096, p.segment_bytes);
 }
