@@ -7,6 +7,7 @@
  *
  * Experiments (names for --only):
  *   ab        interleaved A/B, medians of --reps: populate and serial touch, first byte vs tail first
+ *   decay     tail-first populate by --threads threads 0 to 10 s after freeing the same size
  *   warm      map, MADV_POPULATE_WRITE by 1 thread right after freeing a region of the same size
  *   cold      the same after sleeping --sleep seconds (freed memory goes back to the host)
  *   repop     POPULATE_WRITE, MADV_DONTNEED, then POPULATE_WRITE again (timed: the second)
@@ -373,6 +374,26 @@ static void ab(int reps)
     fflush(stdout);
 }
 
+/* How fast freed memory goes cold: prime (populate + free), wait d seconds,
+ * then time a tail-first populate by all threads (the heap's method). */
+static void decay(void)
+{
+    static const double waits[] = {0, 0.5, 1, 1.5, 2, 2.5, 3, 4, 6, 10};
+    for (unsigned i = 0; i < sizeof waits / sizeof *waits; i++) {
+        prime();
+        struct timespec ts = {(time_t)waits[i], (long)((waits[i] - (double)(time_t)waits[i]) * 1e9)};
+        nanosleep(&ts, NULL);
+        double t0 = now();
+        char *p = map_anon(size);
+        par(w_populate_tail, p, size, nthreads);
+        double t = now() - t0;
+        printf("decay: %4.1f s after the free: tail-first populate %dt %7.3f s %7.2f GB/s\n", waits[i], nthreads, t,
+               (double)size / t / 1e9);
+        fflush(stdout);
+        munmap(p, size);
+    }
+}
+
 static int want(const char *only, const char *name)
 {
     if (!only)
@@ -425,6 +446,8 @@ int main(int argc, char **argv)
     vmstat_t a;
     char *p;
     double t;
+    if (want(only, "decay"))
+        decay();
     if (want(only, "ab"))
         ab(reps);
     if (want(only, "warm")) {
