@@ -10,7 +10,7 @@
  * row gives the /proc/vmstat counters for THP fallback, compaction and reclaim.
  *
  *   heap_bench [--sizes 1G,4G,12G] [--kinds 4k,thp,huge2m] [--runs 5] [--threads N]
- *              [--markdown]
+ *              [--markdown] [--verbose]   (--verbose: every run's figures as a comment line)
  *
  * huge2m/huge1g: the hugetlb pool is grown by what the size needs plus 8 pages
  * of headroom, and given back afterwards (also on SIGINT/SIGTERM); a kind whose
@@ -225,7 +225,7 @@ static int one_run(const locus_topo_t *topo, locus_heap_pages_t kind, uint64_t s
 int main(int argc, char **argv)
 {
     const char *sizes = "1G,4G,12G", *kinds = "4k,thp,huge2m";
-    int runs = 5, threads = 0, markdown = 0;
+    int runs = 5, threads = 0, markdown = 0, verbose = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--sizes") && i + 1 < argc)
             sizes = argv[++i];
@@ -237,9 +237,11 @@ int main(int argc, char **argv)
             threads = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--markdown"))
             markdown = 1;
+        else if (!strcmp(argv[i], "--verbose"))
+            verbose = 1;
         else {
             fprintf(stderr, "usage: heap_bench [--sizes 1G,4G,12G] [--kinds 4k,thp,huge2m,huge1g] [--runs 5] "
-                            "[--threads N] [--markdown]\n");
+                            "[--threads N] [--markdown] [--verbose]\n");
             return 2;
         }
     }
@@ -291,6 +293,12 @@ int main(int argc, char **argv)
                     break;
                 for (int m = 0; m < M_COUNT; m++)
                     v[m][r] = one[m];
+                if (verbose) {
+                    printf("# run %d:", r);
+                    for (int m = 0; m < M_COUNT; m++)
+                        printf(" %s %.2f", mname[m], one[m]);
+                    printf("\n");
+                }
                 ok++;
             }
             pool_restore();
@@ -323,7 +331,6 @@ int main(int argc, char **argv)
     }
     loadavg(la, sizeof la);
     printf("# loadavg at end: %s\n", la);
-    (void)mname;
     locus_topo_destroy(topo);
     return 0;
 }
