@@ -1,12 +1,16 @@
 /* Heap fault-in benchmark: for each size and page kind, medians of R runs of
- * GB/s for a serial one-thread touch, locus_heap_create, the single-thread
- * kernel mechanisms (MADV_POPULATE_WRITE, MAP_POPULATE) and the memset limit
- * (memset over the resident heap), with the ratios. Memory is "warm" (still
- * backed by the host): every measured allocation follows the free of one of
- * the same size, and a warm-up allocation opens each run.
+ * GB/s for a serial one-thread touch (each page written at its first byte, and
+ * at its last byte, the faster order for huge pages here), locus_heap_create,
+ * the single-thread kernel mechanisms (MADV_POPULATE_WRITE, MAP_POPULATE) and
+ * the memset limit (memset over the resident heap, better of N threads and 1),
+ * with the ratios; "serial" in the ratios is the better of the two touches.
+ * Memory is "warm" (still backed by the host) as far as it can be made so:
+ * every measured allocation directly follows an untimed warm-up
+ * locus_heap_create + destroy of the same size, and a comment line after each
+ * row gives the /proc/vmstat counters for THP fallback, compaction and reclaim.
  *
  *   heap_bench [--sizes 1G,4G,12G] [--kinds 4k,thp,huge2m] [--runs 5] [--threads N]
- *              [--markdown]
+ *              [--markdown] [--verbose]   (--verbose: every run's figures as a comment line)
  *
  * huge2m/huge1g: the hugetlb pool is grown by what the size needs plus 8 pages
  * of headroom, and given back afterwards (also on SIGINT/SIGTERM); a kind whose
@@ -23,8 +27,9 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { M_SERIAL, M_LOCUS, M_POP1, M_MAPPOP, M_MEMSET_N, M_MEMSET_1, M_COUNT };
-static const char *mname[M_COUNT] = {"serial", "locus", "populate1", "map_populate", "memsetN", "memset1"};
+enum { M_SERIAL_FIRST, M_SERIAL, M_LOCUS, M_POP1, M_MAPPOP, M_MEMSET_N, M_MEMSET_1, M_COUNT };
+static const char *mname[M_COUNT] = {"serial_first", "serial", "locus", "populate1", "map_populate", "memsetN",
+                                     "memset1"};
 
 static char pool_path[128];
 static long long pool_orig = -1;
@@ -94,6 +99,36 @@ static int pool_reserve(uint64_t page, uint64_t need)
     return 0;
 }
 
+/* /proc/vmstat counters that tell THP fallback, compaction and reclaim apart;
+ * their change over a row is printed as a comment line after it. */
+static const char *vm_names[] = {"thp_fault_alloc", "thp_fault_fallback", "compact_stall", "compact_fail",
+                                 "allocstall_normal", "allocstall_movable", "pgscan_direct", NULL};
+enum { VM_N = 7 };
+
+static void vm_read(long long *v)
+{
+    for (int i = 0; i < VM_N; i++)
+        v[i] = 0;
+    FILE *f = fopen("/proc/vmstat", "r");
+    if (!f)
+        return;
+    char name[64];
+    long long x;
+    while (fscanf(f, "%63s %lld", name, &x) == 2)
+        for (int i = 0; i < VM_N; i++)
+            if (!strcmp(name, vm_names[i]))
+                v[i] = x;
+    fclose(f);
+}
+
+static void vm_print(const long long *a, const long long *b)
+{
+    printf("# vmstat over the row:");
+    for (int i = 0; i < VM_N; i++)
+        printf(" %s +%lld", vm_names[i], b[i] - a[i]);
+    printf("\n");
+}
+
 static int cmp(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -118,9 +153,27 @@ static void loadavg(char *buf, size_t len)
     buf[strcspn(buf, "\n")] = 0;
 }
 
-/* One run of every method; results in GB/s, 0 when a method failed. */
-static int one_run(const locus_topo_t *topo, locus_heap_pages_t kind, uint64_t size, int threads, double *r,
-                   char *obtained, size_t olen)
+/* An untimed locus_heap_create + destroy of the same size and kind: makes
+ * `size` bytes recently freed, i.e. still backed by the host (warm). */
+static int warm_up(const locus_heap_attr_t *a, const locus_topo_t *topo)
+{
+    locus_heap_t *h;
+    if (locus_heap_create(a, topo, &h)) {
+        printf("# %s\n", locus_last_error());
+        return -1;
+    }
+    locus_heap_destroy(h);
+    return 0;
+}
+
+/* One run of every method; results in GB/s, 0 when a method failed. Every
+ * timed allocation directly follows its own warm-up: this VM hands freed
+ * memory back to the host 1-2 s after the free (page reporting), so one
+ * warm-up for the whole run leaves the later methods of a 12 GiB run on cold
+ * memory. The allocating methods run in an order rotated by `run`, so that
+ * none is always first or last. */
+static int one_run(const locus_topo_t *topo, locus_heap_pages_t kind, uint64_t size, int threads, int run,
+                   double *r, char *obtained, size_t olen)
 {
     locus_heap_attr_t a;
     locus_heap_attr_init(&a);
@@ -128,41 +181,51 @@ static int one_run(const locus_topo_t *topo, locus_heap_pages_t kind, uint64_t s
     a.pages = kind;
     a.threads = threads;
     a.verify = LOCUS_VERIFY_NONE;
-    locus_heap_t *h;
-    /* warm-up: the memory every method below reuses */
-    if (locus_heap_create(&a, topo, &h)) {
-        printf("# %s\n", locus_last_error());
-        return -1;
+    static const int order[] = {M_SERIAL, M_SERIAL_FIRST, M_LOCUS, M_POP1, M_MAPPOP};
+    const int nm = (int)(sizeof order / sizeof *order);
+    for (int i = 0; i < nm; i++) {
+        int m = order[(i + run) % nm];
+        /* 4 KiB pages have no subpages: first and last byte are the same touch */
+        if (m == M_SERIAL_FIRST && kind == LOCUS_PAGES_4K)
+            continue;
+        if (warm_up(&a, topo))
+            return -1;
+        if (m == M_SERIAL && heap_measure_serial_touch(kind, size, NULL, NULL, &r[M_SERIAL]))
+            r[M_SERIAL] = 0;
+        if (m == M_SERIAL_FIRST && heap_measure_serial_touch_first(kind, size, &r[M_SERIAL_FIRST]))
+            r[M_SERIAL_FIRST] = 0;
+        if (m == M_POP1 && heap_measure_populate1(kind, size, &r[M_POP1]))
+            r[M_POP1] = 0;
+        if (m == M_MAPPOP && heap_measure_map_populate(kind, size, &r[M_MAPPOP]))
+            r[M_MAPPOP] = 0;
+        if (m != M_LOCUS)
+            continue;
+        locus_heap_t *h;
+        if (locus_heap_create(&a, topo, &h)) {
+            printf("# %s\n", locus_last_error());
+            return -1;
+        }
+        locus_heap_stats_t s;
+        locus_heap_stats(h, &s);
+        r[M_LOCUS] = s.gbps;
+        int cpus[4096], n = s.threads < 4096 ? s.threads : 4096;
+        for (int c = 0; c < n; c++)
+            cpus[c] = locus_topo_cpu(topo, c % locus_topo_num_cpus(topo));
+        r[M_MEMSET_N] = heap_measure_memset(locus_heap_base(h), s.size, n, cpus);
+        r[M_MEMSET_1] = heap_measure_memset(locus_heap_base(h), s.size, 1, cpus);
+        snprintf(obtained, olen, "%s/%dt%s", locus_heap_pages_name(s.pages), s.threads,
+                 s.pages == LOCUS_PAGES_THP && s.huge_bytes < s.size ? " partial THP" : "");
+        locus_heap_destroy(h);
     }
-    locus_heap_destroy(h);
-    if (heap_measure_serial_touch(kind, size, NULL, NULL, &r[M_SERIAL]))
-        r[M_SERIAL] = 0;
-    if (locus_heap_create(&a, topo, &h)) {
-        printf("# %s\n", locus_last_error());
-        return -1;
-    }
-    locus_heap_stats_t s;
-    locus_heap_stats(h, &s);
-    r[M_LOCUS] = s.gbps;
-    int cpus[4096], n = s.threads < 4096 ? s.threads : 4096;
-    for (int i = 0; i < n; i++)
-        cpus[i] = locus_topo_cpu(topo, i % locus_topo_num_cpus(topo));
-    r[M_MEMSET_N] = heap_measure_memset(locus_heap_base(h), s.size, n, cpus);
-    r[M_MEMSET_1] = heap_measure_memset(locus_heap_base(h), s.size, 1, cpus);
-    snprintf(obtained, olen, "%s/%dt%s", locus_heap_pages_name(s.pages), s.threads,
-             s.pages == LOCUS_PAGES_THP && s.huge_bytes < s.size ? " partial THP" : "");
-    locus_heap_destroy(h);
-    if (heap_measure_populate1(kind, size, &r[M_POP1]))
-        r[M_POP1] = 0;
-    if (heap_measure_map_populate(kind, size, &r[M_MAPPOP]))
-        r[M_MAPPOP] = 0;
+    if (kind == LOCUS_PAGES_4K)
+        r[M_SERIAL_FIRST] = r[M_SERIAL];
     return 0;
 }
 
 int main(int argc, char **argv)
 {
     const char *sizes = "1G,4G,12G", *kinds = "4k,thp,huge2m";
-    int runs = 5, threads = 0, markdown = 0;
+    int runs = 5, threads = 0, markdown = 0, verbose = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--sizes") && i + 1 < argc)
             sizes = argv[++i];
@@ -174,9 +237,11 @@ int main(int argc, char **argv)
             threads = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--markdown"))
             markdown = 1;
+        else if (!strcmp(argv[i], "--verbose"))
+            verbose = 1;
         else {
             fprintf(stderr, "usage: heap_bench [--sizes 1G,4G,12G] [--kinds 4k,thp,huge2m,huge1g] [--runs 5] "
-                            "[--threads N] [--markdown]\n");
+                            "[--threads N] [--markdown] [--verbose]\n");
             return 2;
         }
     }
@@ -192,12 +257,13 @@ int main(int argc, char **argv)
     loadavg(la, sizeof la);
     printf("# heap_bench: %d runs, medians in GB/s (1e9 B/s), warm memory (a free of the same size precedes\n"
            "# every measured allocation), %d cpus, loadavg at start: %s\n", runs, locus_topo_num_cpus(topo), la);
-    printf(markdown ? "| size | kind (obtained/threads) | serial | locus | POPULATE_WRITE 1t | MAP_POPULATE | memset %s | memset 1t "
-                      "| locus/serial | locus/best mech | locus/memset | locus/memset 1t |\n"
-                      "|---|---|---|---|---|---|---|---|---|---|---|---|\n"
-                    : "%-5s %-22s %7s %7s %9s %9s %8s %8s %8s %8s %8s %8s\n",
-           markdown ? "Nt" : "size", "kind", "serial", "locus", "populate1", "map_pop", "memsetN", "memset1", "l/ser",
-           "l/mech", "l/memN", "l/mem1");
+    printf(markdown ? "| size | kind (obtained/threads) | serial, first byte | serial, last byte | locus | POPULATE_WRITE 1t "
+                      "| MAP_POPULATE | memset %s | memset 1t | locus/serial | locus/best mech | locus/memset limit "
+                      "| locus/memset 1t |\n"
+                      "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n"
+                    : "%-5s %-22s %7s %7s %7s %9s %9s %8s %8s %8s %8s %8s %8s\n",
+           markdown ? "Nt" : "size", "kind", "ser1st", "serial", "locus", "populate1", "map_pop", "memsetN", "memset1",
+           "l/ser", "l/mech", "l/memlim", "l/mem1");
     char sbuf[256], kbuf[256];
     snprintf(sbuf, sizeof sbuf, "%s", sizes);
     for (char *sv = strtok(sbuf, ","); sv; sv = strtok(NULL, ",")) {
@@ -216,18 +282,27 @@ int main(int argc, char **argv)
             if ((kind == LOCUS_PAGES_HUGE2M || kind == LOCUS_PAGES_HUGE1G) &&
                 pool_reserve(page, (size + page - 1) / page))
                 continue;
+            long long vm0[VM_N], vm1[VM_N];
+            vm_read(vm0);
             double v[M_COUNT][1000];
             char obtained[64] = "?";
             int ok = 0;
             for (int r = 0; r < runs; r++) {
                 double one[M_COUNT] = {0};
-                if (one_run(topo, kind, size, threads, one, obtained, sizeof obtained))
+                if (one_run(topo, kind, size, threads, r, one, obtained, sizeof obtained))
                     break;
                 for (int m = 0; m < M_COUNT; m++)
                     v[m][r] = one[m];
+                if (verbose) {
+                    printf("# run %d:", r);
+                    for (int m = 0; m < M_COUNT; m++)
+                        printf(" %s %.2f", mname[m], one[m]);
+                    printf("\n");
+                }
                 ok++;
             }
             pool_restore();
+            vm_read(vm1);
             if (ok < runs) {
                 printf("# %s %s: skipped after %d runs\n", sv, kv, ok);
                 continue;
@@ -235,23 +310,27 @@ int main(int argc, char **argv)
             double med[M_COUNT];
             for (int m = 0; m < M_COUNT; m++)
                 med[m] = median(v[m], runs);
+            /* serial: the better of the two one-thread touches; best mech: the better single-thread
+             * kernel mechanism; memset limit: memset over the resident heap with the better thread count */
+            double ser = med[M_SERIAL] > med[M_SERIAL_FIRST] ? med[M_SERIAL] : med[M_SERIAL_FIRST];
             double best = med[M_POP1] > med[M_MAPPOP] ? med[M_POP1] : med[M_MAPPOP];
+            double lim = med[M_MEMSET_N] > med[M_MEMSET_1] ? med[M_MEMSET_N] : med[M_MEMSET_1];
             if (markdown)
-                printf("| %s | %s (%s) | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f |\n", sv, kv,
-                       obtained, med[M_SERIAL], med[M_LOCUS], med[M_POP1], med[M_MAPPOP], med[M_MEMSET_N],
-                       med[M_MEMSET_1], med[M_LOCUS] / med[M_SERIAL], med[M_LOCUS] / best,
-                       med[M_LOCUS] / med[M_MEMSET_N], med[M_LOCUS] / med[M_MEMSET_1]);
+                printf("| %s | %s (%s) | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f |\n",
+                       sv, kv, obtained, med[M_SERIAL_FIRST], med[M_SERIAL], med[M_LOCUS], med[M_POP1], med[M_MAPPOP],
+                       med[M_MEMSET_N], med[M_MEMSET_1], med[M_LOCUS] / ser, med[M_LOCUS] / best,
+                       med[M_LOCUS] / lim, med[M_LOCUS] / med[M_MEMSET_1]);
             else
-                printf("%-5s %-22s %7.2f %7.2f %9.2f %9.2f %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f\n", sv, obtained,
-                       med[M_SERIAL], med[M_LOCUS], med[M_POP1], med[M_MAPPOP], med[M_MEMSET_N], med[M_MEMSET_1],
-                       med[M_LOCUS] / med[M_SERIAL], med[M_LOCUS] / best, med[M_LOCUS] / med[M_MEMSET_N],
+                printf("%-5s %-22s %7.2f %7.2f %7.2f %9.2f %9.2f %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f\n", sv, obtained,
+                       med[M_SERIAL_FIRST], med[M_SERIAL], med[M_LOCUS], med[M_POP1], med[M_MAPPOP], med[M_MEMSET_N],
+                       med[M_MEMSET_1], med[M_LOCUS] / ser, med[M_LOCUS] / best, med[M_LOCUS] / lim,
                        med[M_LOCUS] / med[M_MEMSET_1]);
+            vm_print(vm0, vm1);
             fflush(stdout);
         }
     }
     loadavg(la, sizeof la);
     printf("# loadavg at end: %s\n", la);
-    (void)mname;
     locus_topo_destroy(topo);
     return 0;
 }

@@ -24,7 +24,8 @@ static void usage(FILE *out)
             "  POL:  interleave[:NODES] | firsttouch | bind:NODES | local[:NODES]\n"
             "  KIND: 4k | thp | huge2m | huge1g | auto\n"
             "  --compare  also a serial one-thread touch of a fresh mapping of the same size and\n"
-            "             kind and the memset limit (memset over the resident heap), with ratios;\n"
+            "             kind (each page written at its last byte, the faster order for huge\n"
+            "             pages) and the memset limit (memset over the resident heap), with ratios;\n"
             "             a warm-up allocation runs first so every run sees host-backed memory\n");
 }
 

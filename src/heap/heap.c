@@ -321,6 +321,15 @@ static locus_status_t place(struct locus_heap *h, const locus_heap_attr_t *a, co
     return LOCUS_OK;
 }
 
+/* Huge pages the kernel zeroes subpage by subpage ending with the faulting
+ * one (THP, 2 MiB hugetlb: folio_zero_user -> process_huge_page) are faulted
+ * through their last 4 KiB so that the clearing runs first to last; gigantic
+ * pages (1 GiB) are always cleared first to last and 4k has no subpages. */
+static uint64_t tail_unit(kind_t k)
+{
+    return k.page > 4096 && k.page < (1ull << 30) ? k.page : 0;
+}
+
 /* Which node of the set page 0 of an interleaved heap is on. The kernel
  * interleaves on the page's offset (address / page for anonymous memory, the
  * offset in the mapping for hugetlb), and kernels before 6.7 truncate that
@@ -331,7 +340,7 @@ static locus_status_t interleave_phase(struct locus_heap *h, const locus_topo_t 
                                        kind_t k, uint64_t *phase)
 {
     int use_touch = 0, status = -1;
-    int e = heap_populate(h->base, k.page, k.page, &use_touch);
+    int e = heap_populate(h->base, k.page, tail_unit(k), k.kind == LOCUS_PAGES_THP, k.page, &use_touch);
     if (e)
         return locus_err_errno(LOCUS_ERR_NO_MEMORY, e, "heap fault-in of the first page");
     void *p = h->base;
@@ -405,8 +414,9 @@ static locus_status_t fault(struct locus_heap *h, const locus_heap_attr_t *a, co
     heap_plan_init(plan, units, k.page, round_up(chunk, k.page) / k.page, nslots,
                    a->policy == LOCUS_HEAP_INTERLEAVE, phase,
                    a->policy == LOCUS_HEAP_LOCAL ? weights : NULL);
-    heap_fault_args_t fa = {h->base, plan, nt, cpus, home, h->hugetlb ? k.page : 4096,
-                            a->policy == LOCUS_HEAP_LOCAL, a->progress, a->progress_arg};
+    heap_fault_args_t fa = {h->base, plan, nt, cpus, home, h->hugetlb ? k.page : 4096, tail_unit(k),
+                            k.kind == LOCUS_PAGES_THP, a->policy == LOCUS_HEAP_LOCAL, a->progress,
+                            a->progress_arg};
     bool fallback = false;
     st0 = heap_fault_in(&fa, &fallback);
     h->stats.threads = nt;

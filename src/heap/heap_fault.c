@@ -24,7 +24,7 @@ double heap_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-int heap_populate(char *p, uint64_t len, uint64_t stride, int *use_touch)
+static int populate_range(char *p, uint64_t len, uint64_t stride, int *use_touch)
 {
     if (!__atomic_load_n(use_touch, __ATOMIC_RELAXED)) {
         for (;;) {
@@ -41,6 +41,18 @@ int heap_populate(char *p, uint64_t len, uint64_t stride, int *use_touch)
     for (uint64_t off = 0; off < len; off += stride)
         ((volatile char *)p)[off] = 0;
     return 0;
+}
+
+int heap_populate(char *p, uint64_t len, uint64_t tail_unit, bool refill, uint64_t stride, int *use_touch)
+{
+    if (!tail_unit || tail_unit <= 4096 || len < tail_unit)
+        return populate_range(p, len, stride, use_touch);
+    for (uint64_t off = 0; off + tail_unit <= len; off += tail_unit) {
+        int e = populate_range(p + off + tail_unit - 4096, 4096, 4096, use_touch);
+        if (e)
+            return e;
+    }
+    return refill ? populate_range(p, len, stride, use_touch) : 0;
 }
 
 typedef struct {
@@ -80,7 +92,8 @@ static void do_chunk(job_t *j, heap_chunk_t ch)
     uint64_t run = ch.step == 1 ? ch.count : 1; /* pages per madvise */
     for (uint64_t i = 0; i < ch.count; i += run) {
         uint64_t off = (ch.first + i * ch.step) * p->unit, len = run * p->unit;
-        int e = heap_populate(j->a->base + off, len, j->a->touch_stride, &j->use_touch);
+        int e = heap_populate(j->a->base + off, len, j->a->tail_unit, j->a->tail_refill, j->a->touch_stride,
+                              &j->use_touch);
         if (e) {
             fail(j, e, off, len);
             return;

@@ -41,6 +41,8 @@ typedef struct heap_fault_args {
     const int *cpus;
     const int *home;
     uint64_t touch_stride;
+    uint64_t tail_unit;  /* > 0: fault each unit of this size through its last 4 KiB first (heap_populate) */
+    bool tail_refill;    /* after the tail pass, populate the whole range (THP may fall back to 4 KiB) */
     bool home_only;      /* local: a page's node is its faulting thread's, so no helping */
     locus_heap_progress_fn progress;
     void *progress_arg;
@@ -48,8 +50,16 @@ typedef struct heap_fault_args {
 locus_status_t heap_fault_in(const heap_fault_args_t *args, bool *fallback);
 
 /* One range: MADV_POPULATE_WRITE, or a write every `stride` bytes when the
- * kernel lacks it (*use_touch set then). 0 or an errno. */
-int heap_populate(char *p, uint64_t len, uint64_t stride, int *use_touch);
+ * kernel lacks it (*use_touch set then). 0 or an errno.
+ * tail_unit > 0 (a huge page size; p and len are multiples of it): every unit
+ * is first faulted through its last 4 KiB, so that the kernel, which zeroes a
+ * huge page subpage by subpage ending with the faulting one
+ * (folio_zero_user/process_huge_page), clears it first to last: twice the
+ * bandwidth of the last-to-first order a fault at the unit's first byte gets
+ * on this machine (docs/PERFORMANCE.md, heap). refill: then the whole range,
+ * which fills whatever did not get a huge page (THP fallback) and costs a
+ * page-table walk otherwise. */
+int heap_populate(char *p, uint64_t len, uint64_t tail_unit, bool refill, uint64_t stride, int *use_touch);
 
 double heap_now(void);
 

@@ -5,6 +5,7 @@
 #include "core/error.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -65,8 +66,8 @@ uint64_t heap_measure_resident(const void *p, uint64_t size)
     return rss + ht;
 }
 
-locus_status_t heap_measure_serial_touch(locus_heap_pages_t kind, uint64_t size,
-                                         heap_measure_progress_fn progress, void *arg, double *gbps)
+static locus_status_t serial_touch(locus_heap_pages_t kind, uint64_t size, bool last_byte,
+                                   heap_measure_progress_fn progress, void *arg, double *gbps)
 {
     double t0 = heap_now();
     char *p;
@@ -74,11 +75,11 @@ locus_status_t heap_measure_serial_touch(locus_heap_pages_t kind, uint64_t size,
     locus_status_t st = map_region(kind, size, 0, &p, &len);
     if (st)
         return st;
-    uint64_t stride = kind_page(kind), step = 64ull << 20;
+    uint64_t stride = kind_page(kind), step = 64ull << 20, at = last_byte ? stride - 1 : 0;
     for (uint64_t off = 0; off < len; off += step) {
         uint64_t end = off + step < len ? off + step : len;
         for (uint64_t o = off; o < end; o += stride)
-            ((volatile char *)p)[o] = 0;
+            ((volatile char *)p)[o + at] = 0;
         if (progress)
             progress(arg, end, len);
     }
@@ -90,6 +91,17 @@ locus_status_t heap_measure_serial_touch(locus_heap_pages_t kind, uint64_t size,
     *gbps = (double)len / t / 1e9;
     munmap(p, len);
     return LOCUS_OK;
+}
+
+locus_status_t heap_measure_serial_touch(locus_heap_pages_t kind, uint64_t size,
+                                         heap_measure_progress_fn progress, void *arg, double *gbps)
+{
+    return serial_touch(kind, size, true, progress, arg, gbps);
+}
+
+locus_status_t heap_measure_serial_touch_first(locus_heap_pages_t kind, uint64_t size, double *gbps)
+{
+    return serial_touch(kind, size, false, NULL, NULL, gbps);
 }
 
 locus_status_t heap_measure_populate1(locus_heap_pages_t kind, uint64_t size, double *gbps)

@@ -12,9 +12,15 @@ typedef void (*heap_measure_progress_fn)(void *arg, uint64_t done, uint64_t tota
 
 /* One thread writes one byte per page: at the huge page stride for huge
  * kinds and thp (then a 4 KiB pass over whatever THP did not cover, so the
- * whole region is resident), at 4 KiB for 4k. GB/s into *gbps. */
+ * whole region is resident), at 4 KiB for 4k. GB/s into *gbps.
+ * The best-effort serial touch: each huge page is written at its last byte,
+ * which makes the kernel zero it first to last (2x faster here than the
+ * first-byte touch; see heap_populate). */
 locus_status_t heap_measure_serial_touch(locus_heap_pages_t kind, uint64_t size,
                                          heap_measure_progress_fn progress, void *arg, double *gbps);
+/* The same with the conventional order: each page written at its first byte
+ * (what a plain `for (p = base; p < end; p += page) *p = 0` does). */
+locus_status_t heap_measure_serial_touch_first(locus_heap_pages_t kind, uint64_t size, double *gbps);
 /* One thread, one MADV_POPULATE_WRITE over the whole region. */
 locus_status_t heap_measure_populate1(locus_heap_pages_t kind, uint64_t size, double *gbps);
 /* mmap(MAP_POPULATE): serial inside mmap; for thp the madvise can only come
