@@ -45,7 +45,7 @@ static int populate_range(char *p, uint64_t len, uint64_t stride, int *use_touch
 
 int heap_populate(char *p, uint64_t len, uint64_t tail_unit, bool refill, uint64_t stride, int *use_touch)
 {
-    if (!tail_unit || tail_unit <= 4096 || len < tail_unit)
+    if (tail_unit <= 4096 || len < tail_unit)
         return populate_range(p, len, stride, use_touch);
     for (uint64_t off = 0; off + tail_unit <= len; off += tail_unit) {
         int e = populate_range(p + off + tail_unit - 4096, 4096, 4096, use_touch);

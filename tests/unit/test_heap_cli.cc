@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <string>
 #include <sys/wait.h>
+#include <unistd.h>
 
 struct CliRun {
     int status;
@@ -13,7 +14,8 @@ struct CliRun {
 
 static CliRun run(const std::string &args, const std::string &env = "")
 {
-    std::string errf = std::string(LOCUS_BINARY_DIR) + "/test_heap_cli.stderr";
+    // One file per process: ctest runs each TEST as its own process, in parallel.
+    std::string errf = std::string(LOCUS_BINARY_DIR) + "/test_heap_cli." + std::to_string(getpid()) + ".stderr";
     std::string cmd = env + " " + LOCUS_BINARY_DIR + "/bin/locus " + args + " 2>" + errf;
     CliRun r{-1, "", ""};
     FILE *p = popen(cmd.c_str(), "r");
