@@ -605,17 +605,12 @@ static int progress_rx(locus_shm_ep_t *ep)
 
 /* ---------- public API ---------- */
 
-locus_status_t locus_shm_progress(locus_shm_ep_t *ep)
+/* Bookkeeping after a progress attempt that did `did` things: yield when
+ * oversubscribed and idle, and check the peers' liveness. Liveness: a clock
+ * read every 1024 calls (and after each yield, since yields can be slow), a
+ * poll() of the pidfds every millisecond. */
+static void idle_tick(locus_shm_ep_t *ep, int did)
 {
-    if (!ep)
-        return locus_err(LOCUS_ERR_INVALID, "endpoint NULL: expected one from locus_shm_init");
-    if (ep->fatal)
-        return fatal_err(ep);
-    int did = progress_rx(ep);
-    if (!ep->fatal && ep->nactive)
-        did += progress_tx(ep);
-    /* Liveness: a clock read every 1024 calls (and after each yield, since
-     * yields can be slow), a poll() of the pidfds every millisecond. */
     bool check = (++ep->idle_spins & 1023) == 0;
     /* Spinning only pays when every process has a CPU: when oversubscribed,
      * give the CPU to the peer we are waiting for. */
@@ -634,6 +629,18 @@ locus_status_t locus_shm_progress(locus_shm_ep_t *ep)
                 fail_all(ep);
         }
     }
+}
+
+locus_status_t locus_shm_progress(locus_shm_ep_t *ep)
+{
+    if (!ep)
+        return locus_err(LOCUS_ERR_INVALID, "endpoint NULL: expected one from locus_shm_init");
+    if (ep->fatal)
+        return fatal_err(ep);
+    int did = progress_rx(ep);
+    if (!ep->fatal && ep->nactive)
+        did += progress_tx(ep);
+    idle_tick(ep, did);
     return ep->fatal ? fatal_err(ep) : LOCUS_OK;
 }
 
@@ -786,8 +793,154 @@ locus_status_t locus_shm_wait(locus_shm_ep_t *ep, locus_shm_req_t *req, locus_sh
     }
 }
 
+/* ---------- blocking fast paths ----------
+ * A blocking send or receive of an eager message while nothing else is pending
+ * skips requests, lists and matching: the send posts straight into the box or
+ * ring, the receive copies straight out of the cell at the head. Anything
+ * unusual (a queue behind, a posted or unexpected receive, another message at
+ * the head, truncation, an error) goes the general way, which stays the
+ * reference: the fast path only takes what the general path would do the same. */
+
+static inline bool send_fast_ok(const locus_shm_ep_t *ep, int dst, uint64_t tag, const void *buf,
+                                size_t len)
+{
+    return ep && dst >= 0 && dst < ep->size && dst != ep->rank && !ep->fatal && !ep->gone[dst] &&
+           tag != LOCUS_SHM_ANY_TAG && (buf || !len) && len <= ep->plan.eager_bytes &&
+           !ep->sendq[dst].head;
+}
+
+/* The message at the head of q (a box of `owner`'s, or my ring: -1) if it is
+ * an in-order eager message this receive takes whole: 1 = received, 0 =
+ * nothing there yet, -1 = something else (leave it to the general path). */
+static inline __attribute__((always_inline)) int take_head(locus_shm_ep_t *ep, shmq_t *q, shmq_rx_t *rx,
+                                                           int owner, int src, uint64_t tag, void *buf,
+                                                           size_t cap, locus_shm_info_t *info)
+{
+    const shmq_hdr_t *c = (const shmq_hdr_t *)(q->cells + (rx->head & q->mask) * SHMQ_CELL);
+    if (__atomic_load_n(&c->seq, __ATOMIC_ACQUIRE) != ((rx->head + 1) ^ q->salt))
+        return 0;
+    shmq_hdr_t h;
+    /* One read of each field: the peer cannot change them under our checks. */
+    h.len = __atomic_load_n(&c->len, __ATOMIC_RELAXED);
+    h.src = __atomic_load_n(&c->src, __ATOMIC_RELAXED);
+    h.type = __atomic_load_n(&c->type, __ATOMIC_RELAXED);
+    h.tag = __atomic_load_n(&c->tag, __ATOMIC_RELAXED);
+    h.aux = __atomic_load_n(&c->aux, __ATOMIC_RELAXED);
+    if (h.len > q->max_len || h.type != MT_EAGER || h.len > cap || h.len > ep->plan.eager_bytes ||
+        h.src >= ep->size || h.src == ep->rank || (owner >= 0 && h.src != owner) ||
+        (src != LOCUS_SHM_ANY_SOURCE && h.src != src) || (tag != LOCUS_SHM_ANY_TAG && h.tag != tag) ||
+        h.aux != ep->rxseq[h.src])
+        return -1;
+    shmq_read(q, rx, 0, buf, h.len, copy_for(ep, h.src));
+    ep->rxseq[h.src]++;
+    shmq_consume(q, rx, h.len);
+    if (info)
+        *info = (locus_shm_info_t){.source = h.src, .tag = h.tag, .len = h.len, .status = LOCUS_OK};
+    return 1;
+}
+
+static int recv_direct(locus_shm_ep_t *ep, int src, uint64_t tag, void *buf, size_t cap,
+                       locus_shm_info_t *info)
+{
+    if (src != LOCUS_SHM_ANY_SOURCE) {
+        int b = ep->fbrx_of[src];
+        int k = b < 0 ? 0 : take_head(ep, &ep->fbrx[b].q, &ep->fbrx[b].rx, src, src, tag, buf, cap, info);
+        if (k)
+            return k;
+    } else {
+        for (int b = 0; b < ep->nfbrx; b++) {
+            int k = take_head(ep, &ep->fbrx[b].q, &ep->fbrx[b].rx, ep->fbrx[b].src, src, tag, buf, cap,
+                              info);
+            if (k)
+                return k;
+        }
+    }
+    return take_head(ep, &ep->q[ep->rank], &ep->rx, -1, src, tag, buf, cap, info);
+}
+
+/* Nothing to read: give the senders back every consumed cell (a sender that
+ * sees a full box or ring waits for exactly this, as with drain()). */
+static void publish_idle(locus_shm_ep_t *ep, int src)
+{
+    for (int b = 0; b < ep->nfbrx; b++)
+        if (src == LOCUS_SHM_ANY_SOURCE || ep->fbrx[b].src == src)
+            shmq_publish_head(&ep->fbrx[b].q, &ep->fbrx[b].rx);
+    shmq_publish_head(&ep->q[ep->rank], &ep->rx);
+}
+
+static inline bool head_ready(const shmq_t *q, const shmq_rx_t *rx)
+{
+    const shmq_hdr_t *c = (const shmq_hdr_t *)(q->cells + (rx->head & q->mask) * SHMQ_CELL);
+    return __atomic_load_n(&c->seq, __ATOMIC_RELAXED) == ((rx->head + 1) ^ q->salt);
+}
+
+/* 1 = received, -1 = take the general path. The wait polls only the two
+ * lines a message from src can appear on (its box's head cell, my ring's),
+ * so the message is seen within a few cycles of its arrival; the bookkeeping
+ * (head publication, liveness, yielding) runs every 64 polls. */
+static int recv_fast(locus_shm_ep_t *ep, int src, uint64_t tag, void *buf, size_t cap,
+                     locus_shm_info_t *info)
+{
+    if (!ep || ((src < 0 || src >= ep->size || src == ep->rank) && src != LOCUS_SHM_ANY_SOURCE) ||
+        (!buf && cap))
+        return -1;
+    for (;;) {
+        if (ep->fatal || ep->unexp_head || ep->posted.head || ep->nactive || ep->pulls.head)
+            return -1;
+        int k = recv_direct(ep, src, tag, buf, cap, info);
+        if (k)
+            return k;
+        publish_idle(ep, src);
+        idle_tick(ep, 0);
+        int b = src == LOCUS_SHM_ANY_SOURCE ? -1 : ep->fbrx_of[src];
+        const shmq_t *bq = b >= 0 ? &ep->fbrx[b].q : &ep->q[ep->rank];
+        const shmq_rx_t *brx = b >= 0 ? &ep->fbrx[b].rx : &ep->rx;
+        for (int i = 0; i < 64; i++)
+            if ((src == LOCUS_SHM_ANY_SOURCE && ep->nfbrx) || head_ready(bq, brx) ||
+                head_ready(&ep->q[ep->rank], &ep->rx))
+                break;
+            else
+                __builtin_ia32_pause();
+    }
+}
+
+/* A message that fits in one cell, into an open box: the whole send is one
+ * cell's stores, the sequence word last. */
+static inline __attribute__((always_inline)) bool box_send_cell(locus_shm_ep_t *ep, int d, uint64_t tag,
+                                                                const void *buf, size_t len)
+{
+    shm_fbtx_t *f = &ep->fbtx[d];
+    if (f->state != FB_OPEN || len > SHMQ_CELL - SHMQ_HDR)
+        return false;
+    uint64_t t = f->tail;
+    if (__builtin_expect(t + 1 - f->cached_head > f->q.ncells, 0)) {
+        f->cached_head = __atomic_load_n(f->q.head, __ATOMIC_ACQUIRE);
+        if (t + 1 - f->cached_head > f->q.ncells)
+            return false;
+    }
+    shmq_hdr_t *c = (shmq_hdr_t *)(f->q.cells + (t & f->q.mask) * SHMQ_CELL);
+    c->len = (uint32_t)len;
+    c->src = (uint16_t)ep->rank;
+    c->type = MT_EAGER;
+    c->flags = 0;
+    c->tag = tag;
+    c->aux = f->seq;
+    shmq_copy_small(c + 1, buf, len);
+    __atomic_store_n(&c->seq, (t + 1) ^ f->q.salt, __ATOMIC_RELEASE);
+    f->tail = t + 1;
+    f->seq++;
+    return true;
+}
+
 locus_status_t locus_shm_send(locus_shm_ep_t *ep, int dst, uint64_t tag, const void *buf, size_t len)
 {
+    if (send_fast_ok(ep, dst, tag, buf, len)) {
+        if (box_send_cell(ep, dst, tag, buf, len))
+            return LOCUS_OK;
+        shmq_hdr_t h = {.src = (uint16_t)ep->rank, .type = MT_EAGER, .len = (uint32_t)len, .tag = tag};
+        if (send_matchable(ep, dst, &h, buf, copy_for(ep, dst)))
+            return LOCUS_OK;
+    }
     locus_shm_req_t *r;
     locus_status_t st = locus_shm_isend(ep, dst, tag, buf, len, &r);
     return st ? st : locus_shm_wait(ep, r, NULL);
@@ -796,6 +949,8 @@ locus_status_t locus_shm_send(locus_shm_ep_t *ep, int dst, uint64_t tag, const v
 locus_status_t locus_shm_recv(locus_shm_ep_t *ep, int src, uint64_t tag, void *buf,
                               size_t capacity, locus_shm_info_t *info)
 {
+    if (recv_fast(ep, src, tag, buf, capacity, info) > 0)
+        return LOCUS_OK;
     locus_shm_req_t *r;
     locus_status_t st = locus_shm_irecv(ep, src, tag, buf, capacity, &r);
     return st ? st : locus_shm_wait(ep, r, info);
