@@ -804,7 +804,7 @@ locus_status_t locus_shm_wait(locus_shm_ep_t *ep, locus_shm_req_t *req, locus_sh
 static inline bool send_fast_ok(const locus_shm_ep_t *ep, int dst, uint64_t tag, const void *buf,
                                 size_t len)
 {
-    return ep && dst >= 0 && dst < ep->size && dst != ep->rank && !ep->fatal && !ep->gone[dst] &&
+    return ep && (unsigned)dst < (unsigned)ep->size && dst != ep->rank && !ep->fatal && !ep->gone[dst] &&
            tag != LOCUS_SHM_ANY_TAG && (buf || !len) && len <= ep->plan.eager_bytes &&
            !ep->sendq[dst].head;
 }
@@ -932,11 +932,12 @@ static inline __attribute__((always_inline)) bool box_send_cell(locus_shm_ep_t *
     return true;
 }
 
-locus_status_t locus_shm_send(locus_shm_ep_t *ep, int dst, uint64_t tag, const void *buf, size_t len)
+/* The general blocking paths, out of line so that the fast paths keep a
+ * small frame. */
+static __attribute__((noinline)) locus_status_t send_slow(locus_shm_ep_t *ep, int dst, uint64_t tag,
+                                                          const void *buf, size_t len)
 {
     if (send_fast_ok(ep, dst, tag, buf, len)) {
-        if (box_send_cell(ep, dst, tag, buf, len))
-            return LOCUS_OK;
         shmq_hdr_t h = {.src = (uint16_t)ep->rank, .type = MT_EAGER, .len = (uint32_t)len, .tag = tag};
         if (send_matchable(ep, dst, &h, buf, copy_for(ep, dst)))
             return LOCUS_OK;
@@ -946,14 +947,28 @@ locus_status_t locus_shm_send(locus_shm_ep_t *ep, int dst, uint64_t tag, const v
     return st ? st : locus_shm_wait(ep, r, NULL);
 }
 
+static __attribute__((noinline)) locus_status_t recv_slow(locus_shm_ep_t *ep, int src, uint64_t tag,
+                                                          void *buf, size_t capacity,
+                                                          locus_shm_info_t *info)
+{
+    locus_shm_req_t *r;
+    locus_status_t st = locus_shm_irecv(ep, src, tag, buf, capacity, &r);
+    return st ? st : locus_shm_wait(ep, r, info);
+}
+
+locus_status_t locus_shm_send(locus_shm_ep_t *ep, int dst, uint64_t tag, const void *buf, size_t len)
+{
+    if (__builtin_expect(send_fast_ok(ep, dst, tag, buf, len), 1) && box_send_cell(ep, dst, tag, buf, len))
+        return LOCUS_OK;
+    return send_slow(ep, dst, tag, buf, len);
+}
+
 locus_status_t locus_shm_recv(locus_shm_ep_t *ep, int src, uint64_t tag, void *buf,
                               size_t capacity, locus_shm_info_t *info)
 {
     if (recv_fast(ep, src, tag, buf, capacity, info) > 0)
         return LOCUS_OK;
-    locus_shm_req_t *r;
-    locus_status_t st = locus_shm_irecv(ep, src, tag, buf, capacity, &r);
-    return st ? st : locus_shm_wait(ep, r, info);
+    return recv_slow(ep, src, tag, buf, capacity, info);
 }
 
 locus_status_t locus_shm_barrier(locus_shm_ep_t *ep)
