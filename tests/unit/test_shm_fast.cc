@@ -1,0 +1,132 @@
+// The blocking send/recv fast paths (one-cell box send, receive straight from
+// the head cell) against the general path: order, flow control when the box
+// is full, fallbacks (wrong tag at the head, unexpected messages, truncation,
+// rendezvous in between), ANY_SOURCE.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <vector>
+
+#include "shm_procs.h"
+
+using shmtest::run_procs;
+
+namespace {
+
+// Payload of message i: its bytes are a function of i, so any mix-up shows.
+void fill(unsigned char *b, size_t n, uint32_t i)
+{
+    for (size_t k = 0; k < n; k++)
+        b[k] = (unsigned char)(i * 131 + k * 7 + 1);
+}
+
+bool check(const unsigned char *b, size_t n, uint32_t i)
+{
+    for (size_t k = 0; k < n; k++)
+        if (b[k] != (unsigned char)(i * 131 + k * 7 + 1))
+            return false;
+    return true;
+}
+
+// Sizes cycle through one cell (0..32 B), several cells, above a 16 KiB box's
+// half (ring) and, every 97th, a rendezvous.
+size_t size_of(uint32_t i)
+{
+    static const size_t s[] = {0, 1, 8, 16, 24, 32, 33, 100, 1024, 9000};
+    return i % 97 == 96 ? 40000 : s[i % 10];
+}
+
+} // namespace
+
+TEST(ShmFast, BlockingInOrderThroughFullBoxes)
+{
+    const uint32_t n = 6000;
+    EXPECT_EQ(run_procs(2,
+                        [&](locus_shm_ep_t *ep) {
+                            std::vector<unsigned char> b(40000);
+                            if (locus_shm_rank(ep) == 1) {
+                                for (uint32_t i = 0; i < n; i++) {
+                                    fill(b.data(), size_of(i), i);
+                                    CHILD_CHECK(locus_shm_send(ep, 0, i, b.data(), size_of(i)) == LOCUS_OK);
+                                }
+                                return 0;
+                            }
+                            for (uint32_t i = 0; i < n; i++) {
+                                if (i % 500 == 0)
+                                    usleep(2000); // let the sender fill the box and wait for space
+                                locus_shm_info_t info;
+                                memset(b.data(), 0, size_of(i));
+                                uint64_t tag = i % 3 ? (uint64_t)i : LOCUS_SHM_ANY_TAG;
+                                CHILD_CHECK(locus_shm_recv(ep, 1, tag, b.data(), b.size(), &info) == LOCUS_OK);
+                                CHILD_CHECK(info.source == 1 && info.tag == i && info.len == size_of(i));
+                                CHILD_CHECK(check(b.data(), size_of(i), i));
+                            }
+                            return 0;
+                        }),
+              0);
+}
+
+TEST(ShmFast, WrongTagAtHeadAndTruncationFallBack)
+{
+    EXPECT_EQ(run_procs(2,
+                        [&](locus_shm_ep_t *ep) {
+                            unsigned char b[64];
+                            if (locus_shm_rank(ep) == 1) {
+                                for (uint32_t i = 0; i < 40; i++) { // opens the box
+                                    fill(b, 8, i);
+                                    CHILD_CHECK(locus_shm_send(ep, 0, 1000 + i, b, 8) == LOCUS_OK);
+                                }
+                                fill(b, 24, 1);
+                                CHILD_CHECK(locus_shm_send(ep, 0, 1, b, 24) == LOCUS_OK);
+                                fill(b, 24, 2);
+                                CHILD_CHECK(locus_shm_send(ep, 0, 2, b, 24) == LOCUS_OK);
+                                return 0;
+                            }
+                            locus_shm_info_t info;
+                            // Taken out of order: tag 1039 is behind 39 others, which go unexpected.
+                            CHILD_CHECK(locus_shm_recv(ep, 1, 1039, b, sizeof b, &info) == LOCUS_OK);
+                            CHILD_CHECK(info.tag == 1039 && check(b, 8, 39));
+                            for (uint32_t i = 0; i < 39; i++) {
+                                CHILD_CHECK(locus_shm_recv(ep, 1, 1000 + i, b, sizeof b, &info) == LOCUS_OK);
+                                CHILD_CHECK(check(b, 8, i));
+                            }
+                            // Tag 2 asked first: tag 1 at the head goes unexpected, then is found there.
+                            CHILD_CHECK(locus_shm_recv(ep, 1, 2, b, sizeof b, &info) == LOCUS_OK);
+                            CHILD_CHECK(info.len == 24 && check(b, 24, 2));
+                            // Truncation is reported by the general path, with the bytes that fit.
+                            memset(b, 0, sizeof b);
+                            CHILD_CHECK(locus_shm_recv(ep, 1, 1, b, 10, &info) == LOCUS_ERR_TRUNCATED);
+                            CHILD_CHECK(check(b, 10, 1) && b[10] == 0);
+                            return 0;
+                        }),
+              0);
+}
+
+TEST(ShmFast, AnySourceFromThreeSendersKeepsEachPairsOrder)
+{
+    const uint32_t n = 3000;
+    EXPECT_EQ(run_procs(4,
+                        [&](locus_shm_ep_t *ep) {
+                            int me = locus_shm_rank(ep);
+                            unsigned char b[64];
+                            if (me != 0) {
+                                for (uint32_t i = 0; i < n; i++) {
+                                    fill(b, 16, i * 4 + me);
+                                    CHILD_CHECK(locus_shm_send(ep, 0, i, b, 16) == LOCUS_OK);
+                                }
+                                return 0;
+                            }
+                            uint32_t next[4] = {0, 0, 0, 0};
+                            for (uint32_t k = 0; k < 3 * n; k++) {
+                                locus_shm_info_t info;
+                                CHILD_CHECK(locus_shm_recv(ep, LOCUS_SHM_ANY_SOURCE, LOCUS_SHM_ANY_TAG, b, sizeof b,
+                                                           &info) == LOCUS_OK);
+                                CHILD_CHECK(info.source >= 1 && info.source <= 3);
+                                CHILD_CHECK(info.tag == next[info.source]);
+                                CHILD_CHECK(check(b, 16, (uint32_t)info.tag * 4 + info.source));
+                                next[info.source]++;
+                            }
+                            return 0;
+                        }),
+              0);
+}
