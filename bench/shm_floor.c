@@ -8,6 +8,9 @@
  *             stored last) per direction, the same cell every time;
  *   cell/256  the same message through a 256-cell ring (a locus fast box):
  *             every message on a fresh line;
+ *   mailbox   one cell per direction claimed by compare-and-swap from the
+ *             state the receiver left it in (it frees the cell when it next
+ *             waits), so the cell is reused with flow control;
  *   stream    one-way streaming through a 256-cell ring, the receiver copying
  *             each payload out and publishing its head every quarter ring,
  *             for 8 B, 128 B and 1 KiB payloads: messages/s and the ratio to 8 B.
@@ -17,6 +20,7 @@
 #endif
 #include <sched.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +45,7 @@ typedef struct {
     _Alignas(128) uint64_t flag[2][16];
     _Alignas(128) uint64_t head[16];
     _Alignas(4096) cell_t one[2][2]; /* [direction][0]; [1] keeps 128 B apart */
+    _Alignas(4096) cell_t mbox[2][2];
     _Alignas(4096) cell_t ring[2][NCELLS];
 } shared_t;
 
@@ -84,6 +89,25 @@ static double pingpong(int iters, int mode, uint64_t base)
                     __atomic_store_n(&sh->flag[sender][0], k, __ATOMIC_RELEASE);
                 else
                     wait_eq(&sh->flag[sender][0], k);
+                continue;
+            }
+            if (mode == 3) {
+                cell_t *c = &sh->mbox[sender][0];
+                if (me == sender) {
+                    uint64_t free_state = (k - 1) << 1; /* freed after message k - 1 */
+                    while (!__atomic_compare_exchange_n(&c->seq, &free_state, 1, false, __ATOMIC_ACQUIRE,
+                                                        __ATOMIC_RELAXED)) {
+                        free_state = (k - 1) << 1;
+                        __builtin_ia32_pause();
+                    }
+                    post(c, (k << 1) | 1, buf, 8);
+                } else {
+                    /* Free the cell (message k - 1 was read) only now, when
+                     * waiting: off the path of the reply we sent before. */
+                    __atomic_store_n(&c->seq, (k - 1) << 1, __ATOMIC_RELEASE);
+                    wait_eq(&c->seq, (k << 1) | 1);
+                    memcpy(buf, c->payload, 8);
+                }
                 continue;
             }
             cell_t *c = mode == 1 ? &sh->one[sender][0] : &sh->ring[sender][k % NCELLS];
@@ -189,15 +213,15 @@ int main(int argc, char **argv)
         alarm(120); /* a stuck peer ends the run instead of hanging it */
     }
     pin(cpus[me]);
-    enum { FLAG, CELL1, CELL256, S8, S128, S1K, N };
-    static const char *names[N] = {"flag (two-line)", "cell/1", "cell/256", "stream 8 B", "stream 128 B",
+    enum { FLAG, CELL1, CELL256, MBOX, S8, S128, S1K, N };
+    static const char *names[N] = {"flag (two-line)", "cell/1", "cell/256", "mailbox", "stream 8 B", "stream 128 B",
                                    "stream 1 KiB"};
     double *v[N];
     for (int m = 0; m < N; m++)
         v[m] = calloc((size_t)reps, sizeof(double));
     uint64_t base = 0, pos = 0;
     for (int r = -1; r < reps; r++) { /* r = -1: warm-up */
-        for (int m = FLAG; m <= CELL256; m++) {
+        for (int m = FLAG; m <= MBOX; m++) {
             double x = pingpong(20000, m, base);
             base += 20000;
             if (r >= 0)
@@ -218,7 +242,7 @@ int main(int argc, char **argv)
     for (int m = 0; m < N; m++)
         med[m] = median(v[m], reps);
     printf("# shm_floor: CPUs %d,%d, median of %d reps\n", cpus[0], cpus[1], reps);
-    for (int m = FLAG; m <= CELL256; m++)
+    for (int m = FLAG; m <= MBOX; m++)
         printf("%-16s one-way %7.1f ns  (%.2fx flag)\n", names[m], med[m], med[m] / med[FLAG]);
     for (int m = S8; m < N; m++)
         printf("%-16s %8.2f M msg/s  (%.2fx 8 B)\n", names[m], med[m] / 1e6, med[m] / med[S8]);

@@ -413,15 +413,24 @@ static locus_shm_req_t *find_by_msgid(shm_list_t *l, int peer, uint64_t msgid, b
     return NULL;
 }
 
+/* The payload of the eager message being handled: from its ring or box
+ * cells, or from the copy taken out of a mailbox. */
+static void eager_payload(locus_shm_ep_t *ep, int src, void *dst, size_t n)
+{
+    if (ep->cur_mb)
+        shmq_copy_small(dst, ep->cur_mb, n);
+    else
+        shmq_read(ep->cur_q, ep->cur_rx, 0, dst, n, copy_for(ep, src));
+}
+
 static locus_status_t on_eager(locus_shm_ep_t *ep, const shmq_hdr_t *h)
 {
-    shmq_t *q = ep->cur_q;
     if (h->len > ep->plan.eager_bytes)
         return set_corrupt(ep, h->src, "eager length above LOCUS_SHM_EAGER");
     locus_shm_req_t *r = match_posted(ep, h->src, h->tag);
     if (r) {
         size_t n = h->len < r->len ? h->len : r->len;
-        shmq_read(q, ep->cur_rx, 0, r->buf, n, copy_for(ep, h->src));
+        eager_payload(ep, h->src, r->buf, n);
         r->src = h->src;
         r->tag = h->tag;
         r->msg_len = h->len;
@@ -436,7 +445,7 @@ static locus_status_t on_eager(locus_shm_ep_t *ep, const shmq_hdr_t *h)
     u->type = MT_EAGER;
     u->tag = h->tag;
     u->len = h->len;
-    shmq_read(q, ep->cur_rx, 0, u->data, h->len, copy_for(ep, h->src));
+    eager_payload(ep, h->src, u->data, h->len);
     if (ep->unexp_tail)
         ep->unexp_tail->next = u;
     else
@@ -531,6 +540,74 @@ static locus_status_t on_message(locus_shm_ep_t *ep, const shmq_hdr_t *h)
     }
 }
 
+/* ---------- mailboxes (see shm_internal.h) ---------- */
+
+static inline bool mailbox_full(const shm_fbrx_t *b)
+{
+    return __atomic_load_n(&shm_mailbox(&b->q)->seq, __ATOMIC_ACQUIRE) == (((b->mb_read + 1) << 1) | 1);
+}
+
+/* Read a full mailbox's header, one read of each field (the peer cannot
+ * change them under our checks); false if it is not a one-cell eager
+ * message from the box's sender. */
+static inline bool mailbox_header(const shm_fbrx_t *b, shmq_hdr_t *h)
+{
+    const shmq_hdr_t *c = shm_mailbox(&b->q);
+    h->len = __atomic_load_n(&c->len, __ATOMIC_RELAXED);
+    h->src = __atomic_load_n(&c->src, __ATOMIC_RELAXED);
+    h->type = __atomic_load_n(&c->type, __ATOMIC_RELAXED);
+    h->tag = __atomic_load_n(&c->tag, __ATOMIC_RELAXED);
+    h->aux = __atomic_load_n(&c->aux, __ATOMIC_RELAXED);
+    h->flags = 0;
+    return h->src == b->src && h->type == MT_EAGER && h->len <= SHMQ_CELL - SHMQ_HDR;
+}
+
+static inline void mailbox_taken(locus_shm_ep_t *ep, shm_fbrx_t *b)
+{
+    b->mb_read++;
+    b->mb_unfreed = true;
+    ep->mb_msgs++;
+}
+
+/* Give back every mailbox read since the last call (we are idle: nothing of
+ * ours is waiting behind this store). */
+static void mailbox_free_all(locus_shm_ep_t *ep)
+{
+    for (int k = 0; k < ep->nfbrx; k++) {
+        shm_fbrx_t *b = &ep->fbrx[k];
+        if (b->mb_unfreed) {
+            b->mb_unfreed = false;
+            __atomic_store_n(&shm_mailbox(&b->q)->seq, b->mb_read << 1, __ATOMIC_RELEASE);
+        }
+    }
+}
+
+/* General path: the mailbox message of box b if it is its sender's next
+ * one. 1 = handled, 0 = none or not its turn yet. */
+static int mailbox_drain(locus_shm_ep_t *ep, shm_fbrx_t *b)
+{
+    shmq_hdr_t h;
+    if (!mailbox_full(b))
+        return 0;
+    if (!mailbox_header(b, &h)) {
+        set_corrupt(ep, b->src, "mailbox message not a one-cell eager message from its sender");
+        return 0;
+    }
+    if (h.aux != ep->rxseq[h.src]) {
+        if (h.aux < ep->rxseq[h.src])
+            set_corrupt(ep, h.src, "mailbox message out of its sender's order");
+        return 0;
+    }
+    unsigned char data[SHMQ_CELL - SHMQ_HDR];
+    shmq_copy_small(data, shm_mailbox(&b->q) + 1, h.len);
+    mailbox_taken(ep, b);
+    ep->rxseq[h.src]++;
+    ep->cur_mb = data;
+    on_message(ep, &h);
+    ep->cur_mb = NULL;
+    return 1;
+}
+
 /* Handle up to 64 messages of one ring or box (owner: the box's sender, -1
  * for my ring). */
 static int drain(locus_shm_ep_t *ep, shmq_t *q, shmq_rx_t *rx, int owner);
@@ -553,7 +630,12 @@ static bool catch_up(locus_shm_ep_t *ep, int src, uint64_t k)
 static int drain(locus_shm_ep_t *ep, shmq_t *q, shmq_rx_t *rx, int owner)
 {
     int n = 0;
+    shm_fbrx_t *box = owner >= 0 ? &ep->fbrx[ep->fbrx_of[owner]] : NULL;
     for (; n < 64; n++) {
+        if (box && mailbox_drain(ep, box))
+            continue;
+        if (ep->fatal)
+            return n;
         bool corrupt;
         const shmq_hdr_t *c = shmq_peek(q, rx, &corrupt);
         if (!c)
@@ -586,8 +668,11 @@ static int drain(locus_shm_ep_t *ep, shmq_t *q, shmq_rx_t *rx, int owner)
         (void)st;
         shmq_consume(q, rx, h.len);
     }
-    if (!n)
+    if (!n) {
         shmq_publish_head(q, rx);
+        if (box && box->mb_unfreed)
+            mailbox_free_all(ep);
+    }
     return n;
 }
 
@@ -839,18 +924,43 @@ static inline __attribute__((always_inline)) int take_head(locus_shm_ep_t *ep, s
     return 1;
 }
 
+/* The mailbox of box b, as take_head() does for a ring. */
+static inline __attribute__((always_inline)) int take_mailbox(locus_shm_ep_t *ep, shm_fbrx_t *b, uint64_t tag,
+                                                              void *buf, size_t cap, locus_shm_info_t *info)
+{
+    shmq_hdr_t h;
+    if (!mailbox_full(b))
+        return 0;
+    if (!mailbox_header(b, &h) || h.len > cap || (tag != LOCUS_SHM_ANY_TAG && h.tag != tag) ||
+        h.aux != ep->rxseq[h.src])
+        return -1;
+    shmq_copy_small(buf, shm_mailbox(&b->q) + 1, h.len);
+    mailbox_taken(ep, b);
+    ep->rxseq[h.src]++;
+    if (info)
+        *info = (locus_shm_info_t){.source = h.src, .tag = h.tag, .len = h.len, .status = LOCUS_OK};
+    return 1;
+}
+
+/* Box b of its sender: the mailbox, then the ring. */
+static inline __attribute__((always_inline)) int take_box(locus_shm_ep_t *ep, shm_fbrx_t *b, uint64_t tag,
+                                                          void *buf, size_t cap, locus_shm_info_t *info)
+{
+    int k = take_mailbox(ep, b, tag, buf, cap, info);
+    return k ? k : take_head(ep, &b->q, &b->rx, b->src, b->src, tag, buf, cap, info);
+}
+
 static int recv_direct(locus_shm_ep_t *ep, int src, uint64_t tag, void *buf, size_t cap,
                        locus_shm_info_t *info)
 {
     if (src != LOCUS_SHM_ANY_SOURCE) {
         int b = ep->fbrx_of[src];
-        int k = b < 0 ? 0 : take_head(ep, &ep->fbrx[b].q, &ep->fbrx[b].rx, src, src, tag, buf, cap, info);
+        int k = b < 0 ? 0 : take_box(ep, &ep->fbrx[b], tag, buf, cap, info);
         if (k)
             return k;
     } else {
         for (int b = 0; b < ep->nfbrx; b++) {
-            int k = take_head(ep, &ep->fbrx[b].q, &ep->fbrx[b].rx, ep->fbrx[b].src, src, tag, buf, cap,
-                              info);
+            int k = take_box(ep, &ep->fbrx[b], tag, buf, cap, info);
             if (k)
                 return k;
         }
@@ -866,6 +976,7 @@ static void publish_idle(locus_shm_ep_t *ep, int src)
         if (src == LOCUS_SHM_ANY_SOURCE || ep->fbrx[b].src == src)
             shmq_publish_head(&ep->fbrx[b].q, &ep->fbrx[b].rx);
     shmq_publish_head(&ep->q[ep->rank], &ep->rx);
+    mailbox_free_all(ep);
 }
 
 static inline bool head_ready(const shmq_t *q, const shmq_rx_t *rx)
@@ -893,15 +1004,46 @@ static int recv_fast(locus_shm_ep_t *ep, int src, uint64_t tag, void *buf, size_
         publish_idle(ep, src);
         idle_tick(ep, 0);
         int b = src == LOCUS_SHM_ANY_SOURCE ? -1 : ep->fbrx_of[src];
-        const shmq_t *bq = b >= 0 ? &ep->fbrx[b].q : &ep->q[ep->rank];
-        const shmq_rx_t *brx = b >= 0 ? &ep->fbrx[b].rx : &ep->rx;
+        if (b < 0 && src == LOCUS_SHM_ANY_SOURCE && ep->nfbrx)
+            continue; /* several boxes to watch: the full look each time */
+        const shm_fbrx_t *fb = b >= 0 ? &ep->fbrx[b] : NULL;
         for (int i = 0; i < 64; i++)
-            if ((src == LOCUS_SHM_ANY_SOURCE && ep->nfbrx) || head_ready(bq, brx) ||
+            if ((fb && (mailbox_full(fb) || head_ready(&fb->q, &fb->rx))) ||
                 head_ready(&ep->q[ep->rank], &ep->rx))
                 break;
             else
                 __builtin_ia32_pause();
     }
+}
+
+/* Into the mailbox of my box at the destination if the receiver has freed
+ * it. Its free store may still be on the way when we look (it follows the
+ * receiver's reply, which we have already seen), so a mailbox that still holds
+ * our last message is watched for a short while before we give up. */
+static inline __attribute__((always_inline)) bool mailbox_send(shm_fbtx_t *f, int rank, uint64_t tag,
+                                                               const void *buf, size_t len)
+{
+    shmq_hdr_t *c = shm_mailbox(&f->q);
+    uint64_t free_state = f->mb_sent << 1;
+    for (int i = 0; __atomic_load_n(&c->seq, __ATOMIC_RELAXED) != free_state; i++) {
+        if (i == 32)
+            return false;
+        __builtin_ia32_pause();
+    }
+    if (!__atomic_compare_exchange_n(&c->seq, &free_state, SHM_MBOX_BUSY, false, __ATOMIC_ACQUIRE,
+                                     __ATOMIC_RELAXED))
+        return false;
+    c->len = (uint32_t)len;
+    c->src = (uint16_t)rank;
+    c->type = MT_EAGER;
+    c->flags = 0;
+    c->tag = tag;
+    c->aux = f->seq;
+    shmq_copy_small(c + 1, buf, len);
+    __atomic_store_n(&c->seq, ((f->mb_sent + 1) << 1) | 1, __ATOMIC_RELEASE);
+    f->mb_sent++;
+    f->seq++;
+    return true;
 }
 
 /* A message that fits in one cell, into an open box: the whole send is one
@@ -912,6 +1054,14 @@ static inline __attribute__((always_inline)) bool box_send_cell(locus_shm_ep_t *
     shm_fbtx_t *f = &ep->fbtx[d];
     if (f->state != FB_OPEN || len > SHMQ_CELL - SHMQ_HDR)
         return false;
+    if (f->mb_skip == 0 || f->mb_epoch != ep->recv_epoch) {
+        if (mailbox_send(f, ep->rank, tag, buf, len))
+            return true;
+        f->mb_skip = SHM_MBOX_BACKOFF;
+        f->mb_epoch = ep->recv_epoch;
+    } else {
+        f->mb_skip--;
+    }
     uint64_t t = f->tail;
     if (__builtin_expect(t + 1 - f->cached_head > f->q.ncells, 0)) {
         f->cached_head = __atomic_load_n(f->q.head, __ATOMIC_ACQUIRE);
@@ -966,9 +1116,14 @@ locus_status_t locus_shm_send(locus_shm_ep_t *ep, int dst, uint64_t tag, const v
 locus_status_t locus_shm_recv(locus_shm_ep_t *ep, int src, uint64_t tag, void *buf,
                               size_t capacity, locus_shm_info_t *info)
 {
-    if (recv_fast(ep, src, tag, buf, capacity, info) > 0)
+    if (recv_fast(ep, src, tag, buf, capacity, info) > 0) {
+        ep->recv_epoch++;
         return LOCUS_OK;
-    return recv_slow(ep, src, tag, buf, capacity, info);
+    }
+    locus_status_t st = recv_slow(ep, src, tag, buf, capacity, info);
+    if (ep)
+        ep->recv_epoch++;
+    return st;
 }
 
 locus_status_t locus_shm_barrier(locus_shm_ep_t *ep)

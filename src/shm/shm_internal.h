@@ -109,10 +109,33 @@ typedef struct shm_unexp {
  * message ahead waits for the ring). The sender never waits for the receiver. */
 #define SHM_FBOX_AFTER 16
 enum { FB_NONE = 0, FB_CLAIMED, FB_OPEN, FB_NEVER };
+
+/* The mailbox: a box has one producer, so its ring's tail line is free and
+ * holds one more cell, reused for every message that goes through it. A cell
+ * reused this way stays hot in both cores' caches, which a ring cannot do
+ * (every message on a fresh line costs ~30 ns more one-way here, see
+ * bench/shm_floor.c), so it carries the one-cell messages of a latency-bound
+ * exchange. Its first word is the state: FREE(n) = 2n once the receiver has
+ * read n mailbox messages (0 in a fresh segment), BUSY = 1 while the sender
+ * fills it, FULL(n) = 2n + 1 when message n (from 1) is in it. The sender
+ * claims it with a CAS from FREE(sent) and, when that fails (the receiver has
+ * not freed it yet), uses the box ring and skips the mailbox for the next
+ * SHM_MBOX_BACKOFF messages or until it next completes a blocking receive
+ * (request-response resumes), so streaming senders do not pay a failed look
+ * per message. The receiver frees it when it next finds nothing to read, so the
+ * store is off the path of whatever it sends in between. Mailbox messages
+ * carry the per-pair sequence number like the others. */
+#define SHM_MBOX_BUSY 1u
+#define SHM_MBOX_BACKOFF 64u
+static inline shmq_hdr_t *shm_mailbox(const shmq_t *box) { return (shmq_hdr_t *)box->tail; }
+
 typedef struct shm_fbtx {
     shmq_t q;             /* view of my box in the destination's pool */
     uint64_t tail, cached_head;
     uint64_t seq;         /* matchable messages sent to this destination */
+    uint64_t mb_sent;     /* mailbox messages sent */
+    uint32_t mb_skip;     /* messages left before the mailbox is tried again */
+    uint32_t mb_epoch;    /* ep->recv_epoch when it was last found busy */
     uint8_t state;        /* FB_* */
     uint16_t index;       /* box index in the destination's pool */
 } shm_fbtx_t;
@@ -120,6 +143,8 @@ typedef struct shm_fbrx {
     shmq_t q;
     shmq_rx_t rx;
     int src;
+    uint64_t mb_read;     /* mailbox messages read */
+    bool mb_unfreed;      /* the last one read is not given back yet */
 } shm_fbrx_t;
 
 typedef struct shm_heap_blk { uint64_t off, size; bool used; } shm_heap_blk_t;
@@ -142,6 +167,9 @@ struct locus_shm_ep {
     int16_t *fbrx_of;       /* per source: index in fbrx or -1 */
     shmq_t *cur_q;          /* the ring or box of the message being handled */
     shmq_rx_t *cur_rx;
+    const unsigned char *cur_mb; /* or its mailbox payload (copied out), NULL */
+    uint64_t mb_msgs;       /* messages received through mailboxes (tests, stats) */
+    uint32_t recv_epoch;    /* blocking receives completed */
     uint64_t *cached_head;  /* per destination */
     shm_list_t *sendq;      /* per destination, FIFO */
     int nactive;            /* destinations with a non-empty sendq */

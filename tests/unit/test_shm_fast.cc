@@ -9,6 +9,10 @@
 
 #include "shm_procs.h"
 
+extern "C" {
+#include "shm/shm_internal.h"
+}
+
 using shmtest::run_procs;
 
 namespace {
@@ -129,4 +133,110 @@ TEST(ShmFast, AnySourceFromThreeSendersKeepsEachPairsOrder)
                             return 0;
                         }),
               0);
+}
+
+// Lock-step bursts: the first one-cell message of a burst finds the mailbox
+// free, the rest of the burst goes through the box ring (mailbox not freed
+// yet), the box's larger messages and the process ring's; every message must
+// arrive in order whichever way it went, blocking and non-blocking receives.
+TEST(ShmFast, MailboxBoxAndRingKeepPairOrder)
+{
+    const uint32_t bursts = 300;
+    static const size_t sizes[] = {8, 16, 1, 32, 1024, 20000, 0, 24};
+    const uint32_t per = sizeof sizes / sizeof sizes[0];
+    EXPECT_EQ(run_procs(2,
+                        [&](locus_shm_ep_t *ep) {
+                            std::vector<unsigned char> b(20000);
+                            char ack = 0;
+                            if (locus_shm_rank(ep) == 1) {
+                                for (uint32_t k = 0; k < bursts; k++) {
+                                    for (uint32_t j = 0; j < per; j++) {
+                                        uint32_t i = k * per + j;
+                                        fill(b.data(), sizes[j], i);
+                                        CHILD_CHECK(locus_shm_send(ep, 0, i, b.data(), sizes[j]) == LOCUS_OK);
+                                    }
+                                    CHILD_CHECK(locus_shm_recv(ep, 0, 0, &ack, 1, nullptr) == LOCUS_OK);
+                                }
+                                return 0;
+                            }
+                            for (uint32_t k = 0; k < bursts; k++) {
+                                for (uint32_t j = 0; j < per; j++) {
+                                    uint32_t i = k * per + j;
+                                    locus_shm_info_t info;
+                                    if (j % 3 == 2) {
+                                        locus_shm_req_t *r;
+                                        CHILD_CHECK(locus_shm_irecv(ep, 1, LOCUS_SHM_ANY_TAG, b.data(), b.size(), &r) ==
+                                                    LOCUS_OK);
+                                        CHILD_CHECK(locus_shm_wait(ep, r, &info) == LOCUS_OK);
+                                    } else {
+                                        CHILD_CHECK(locus_shm_recv(ep, 1, LOCUS_SHM_ANY_TAG, b.data(), b.size(), &info) ==
+                                                    LOCUS_OK);
+                                    }
+                                    CHILD_CHECK(info.tag == i && info.len == sizes[j] && check(b.data(), sizes[j], i));
+                                }
+                                CHILD_CHECK(locus_shm_send(ep, 1, 0, &ack, 1) == LOCUS_OK);
+                            }
+                            // The mailbox carried part of the traffic (a burst's first message at least).
+                            CHILD_CHECK(ep->mb_msgs >= bursts / 2);
+                            return 0;
+                        }),
+              0);
+}
+
+// Rank 0 leaves by _exit either way: the peer waits in a receive that only
+// our exit (its liveness check) ends, so a failure must not reach the barrier.
+#define EXIT_CHECK(c)                                                                              \
+    do {                                                                                           \
+        if (!(c)) {                                                                                \
+            fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #c, locus_last_error()); \
+            _exit(1);                                                                              \
+        }                                                                                          \
+    } while (0)
+
+// A hostile sender that opened its box writes a mailbox message that is not
+// a one-cell eager message from it: the receiver fails with LOCUS_ERR_CORRUPT.
+TEST(ShmFast, HostileMailboxIsRejected)
+{
+    for (int variant = 0; variant < 3; variant++) {
+        EXPECT_EQ(run_procs(2,
+                            [&](locus_shm_ep_t *ep) {
+                                unsigned char b[64] = {0};
+                                if (locus_shm_rank(ep) == 1) {
+                                    for (uint32_t i = 0; i < 40; i++) // opens the box (and uses the mailbox)
+                                        CHILD_CHECK(locus_shm_send(ep, 0, 1, b, 8) == LOCUS_OK);
+                                    CHILD_CHECK(locus_shm_recv(ep, 0, 2, b, 1, nullptr) == LOCUS_OK);
+                                    shm_fbtx_t *f = &ep->fbtx[0];
+                                    shmq_hdr_t *c = shm_mailbox(&f->q);
+                                    while (__atomic_load_n(&c->seq, __ATOMIC_ACQUIRE) != f->mb_sent << 1)
+                                        __builtin_ia32_pause(); // rank 0 frees it while it waits
+                                    c->len = variant == 0 ? 200 : 8; // 0: longer than a cell
+                                    c->src = variant == 1 ? 0 : 1;   // 1: not the box's sender
+                                    c->type = variant == 2 ? MT_FIN : MT_EAGER; // 2: not eager
+                                    c->aux = f->seq;
+                                    __atomic_store_n(&c->seq, ((f->mb_sent + 1) << 1) | 1, __ATOMIC_RELEASE);
+                                    locus_shm_recv(ep, 0, 5, b, sizeof b, nullptr); // until rank 0 exits
+                                    return 0;
+                                }
+                                for (uint32_t i = 0; i < 40; i++)
+                                    EXIT_CHECK(locus_shm_recv(ep, 1, 1, b, sizeof b, nullptr) == LOCUS_OK);
+                                EXIT_CHECK(ep->mb_msgs > 0);
+                                EXIT_CHECK(locus_shm_send(ep, 1, 2, b, 1) == LOCUS_OK);
+                                // Bounded: a check that lets the message through may also leave it
+                                // waiting forever for its turn; that must fail, not hang.
+                                locus_shm_req_t *r;
+                                EXIT_CHECK(locus_shm_irecv(ep, 1, LOCUS_SHM_ANY_TAG, b, sizeof b, &r) == LOCUS_OK);
+                                bool done = false;
+                                locus_status_t st = LOCUS_OK;
+                                for (int spin = 0; !done && st == LOCUS_OK && spin < 5000; spin++) {
+                                    st = locus_shm_test(ep, r, &done, nullptr);
+                                    if (!done && st == LOCUS_OK)
+                                        usleep(1000);
+                                }
+                                EXIT_CHECK(st == LOCUS_ERR_CORRUPT);
+                                EXIT_CHECK(strstr(locus_last_error(), "rank 1") != nullptr);
+                                _exit(0); // broken endpoint; the peer is released by our exit
+                            }),
+                  0)
+            << "variant " << variant;
+    }
 }
