@@ -11,7 +11,9 @@
  * refuses CMA - a pipelined copy through the ring. A sender that has sent 16
  * messages to a peer gets a per-pair "fast box" in the peer's capped pool (a
  * small single-producer ring that stays hot in cache); small messages then go
- * through it, still matched in send order.
+ * through it, still matched in send order, and each box has a one-cell
+ * "mailbox" that blocking sends of messages up to 32 B use when the receiver
+ * has freed it (a reused line: the lowest latency of a request-response).
  *
  * Semantics: tagged, non-blocking, explicit progress. Messages between one
  * pair of processes are matched in the order they were sent. A send request
