@@ -643,8 +643,10 @@ static int drain(locus_shm_ep_t *ep, shmq_t *q, shmq_rx_t *rx, int owner)
         shmq_hdr_t h = *c; /* one read: the peer cannot change it under our checks */
         if (corrupt || h.len > q->max_len || h.src >= ep->size || h.src == ep->rank ||
             (owner >= 0 && (h.src != owner || (h.type != MT_EAGER && h.type != MT_RTS)))) {
-            set_corrupt(ep, h.src, owner >= 0 ? "fast box header out of range or not from its sender"
-                                              : "header length or source out of range");
+            /* A box is written by its owner only: blame it, not the forged src. */
+            set_corrupt(ep, owner >= 0 ? owner : h.src,
+                        owner >= 0 ? "fast box header out of range or not from its sender"
+                                   : "header length or source out of range");
             return n;
         }
         if (h.type == MT_EAGER || h.type == MT_RTS) {
