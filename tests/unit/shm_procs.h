@@ -22,8 +22,12 @@ inline std::string fresh_job()
     return "ut" + std::to_string(getpid()) + "-" + std::to_string(n++);
 }
 
+constexpr unsigned kChildSeconds = 20; // backstop only: every test takes milliseconds
+
 // Run fn(ep) in `size` forked processes; returns how many failed (+100 if the
-// segment name was still linked afterwards).
+// segment name was still linked afterwards). A rank whose fn fails exits
+// without finalize, so peers waiting for it fail with PEER_FAILED instead of
+// hanging; an alarm bounds every child anyway.
 inline int run_procs(int size, const std::function<int(locus_shm_ep_t *)> &fn, const char *env = nullptr,
                      uint64_t heap = 0)
 {
@@ -32,6 +36,7 @@ inline int run_procs(int size, const std::function<int(locus_shm_ep_t *)> &fn, c
     for (int r = 0; r < size; r++) {
         pid_t p = fork();
         if (p == 0) {
+            alarm(kChildSeconds);
             if (env)
                 putenv(const_cast<char *>(env));
             locus_shm_opts_t o;
@@ -46,6 +51,8 @@ inline int run_procs(int size, const std::function<int(locus_shm_ep_t *)> &fn, c
                 _exit(10);
             }
             int rc = fn(ep);
+            if (rc)
+                _exit(rc);
             locus_shm_barrier(ep);
             locus_shm_finalize(ep);
             _exit(rc);

@@ -13,69 +13,14 @@
 
 #include <locus/locus.h>
 
+#include "shm_procs.h"
+
 extern "C" {
 #include "shm/shm_internal.h"
 }
 
-namespace {
-
-std::string fresh_job()
-{
-    static int n = 0;
-    return "ut" + std::to_string(getpid()) + "-" + std::to_string(n++);
-}
-
-// Run fn(rank) in `size` forked processes; returns how many failed.
-int run_procs(int size, const std::function<int(locus_shm_ep_t *)> &fn, const char *env = nullptr,
-              uint64_t heap = 0)
-{
-    std::string job = fresh_job();
-    std::vector<pid_t> pids;
-    for (int r = 0; r < size; r++) {
-        pid_t p = fork();
-        if (p == 0) {
-            if (env)
-                putenv(const_cast<char *>(env));
-            locus_shm_opts_t o;
-            locus_shm_opts_init(&o);
-            o.rank = r;
-            o.size = size;
-            o.job = job.c_str();
-            o.heap_bytes = heap;
-            locus_shm_ep_t *ep;
-            if (locus_shm_init(&o, &ep)) {
-                fprintf(stderr, "rank %d: init: %s\n", r, locus_last_error());
-                _exit(10);
-            }
-            int rc = fn(ep);
-            locus_shm_barrier(ep);
-            locus_shm_finalize(ep);
-            _exit(rc);
-        }
-        pids.push_back(p);
-    }
-    int bad = 0;
-    for (pid_t p : pids) {
-        int ws;
-        waitpid(p, &ws, 0);
-        bad += !(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
-    }
-    char name[128];
-    locus_shm_segment_name(job.c_str(), name, sizeof name);
-    if (shm_unlink(name) == 0)
-        bad += 100; // the name must be gone once everybody attached
-    return bad;
-}
-
-#define CHILD_CHECK(c)                                                                             \
-    do {                                                                                           \
-        if (!(c)) {                                                                                \
-            fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #c, locus_last_error()); \
-            return 1;                                                                              \
-        }                                                                                          \
-    } while (0)
-
-} // namespace
+using shmtest::fresh_job;
+using shmtest::run_procs;
 
 TEST(ShmPlan, DefaultsFor1024ProcessesStayUnder92MB)
 {
