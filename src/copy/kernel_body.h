@@ -17,6 +17,8 @@
 #include <string.h>
 #include <xmmintrin.h>
 
+#include <locus/copy.h>
+
 #define CAT2(a, b) a##b
 #define CAT(a, b) CAT2(a, b)
 #define KNAME(kind) CAT(CAT(copy_, SFX), kind)
@@ -25,31 +27,6 @@
 #define PF_DIST 2048
 
 #define INLINE static inline __attribute__((always_inline))
-
-INLINE void small_scalar(char *d, const char *s, size_t n) /* n < 16 */
-{
-    if (n >= 8) {
-        uint64_t a, b;
-        memcpy(&a, s, 8);
-        memcpy(&b, s + n - 8, 8);
-        memcpy(d, &a, 8);
-        memcpy(d + n - 8, &b, 8);
-    } else if (n >= 4) {
-        uint32_t a, b;
-        memcpy(&a, s, 4);
-        memcpy(&b, s + n - 4, 4);
-        memcpy(d, &a, 4);
-        memcpy(d + n - 4, &b, 4);
-    } else if (n >= 2) {
-        uint16_t a, b;
-        memcpy(&a, s, 2);
-        memcpy(&b, s + n - 2, 2);
-        memcpy(d, &a, 2);
-        memcpy(d + n - 2, &b, 2);
-    } else if (n) {
-        *d = *s;
-    }
-}
 
 INLINE void small_copy(char *d, const char *s, size_t n) /* n < 2W */
 {
@@ -77,7 +54,7 @@ INLINE void small_copy(char *d, const char *s, size_t n) /* n < 2W */
         return;
     }
 #endif
-    small_scalar(d, s, n);
+    locus_copy_tiny(d, s, n); /* n < 16 */
 }
 
 INLINE void medium_copy(char *d, const char *s, size_t n) /* 2W <= n <= 8W */

@@ -418,7 +418,7 @@ static locus_shm_req_t *find_by_msgid(shm_list_t *l, int peer, uint64_t msgid, b
 static void eager_payload(locus_shm_ep_t *ep, int src, void *dst, size_t n)
 {
     if (ep->cur_mb)
-        shmq_copy_small(dst, ep->cur_mb, n);
+        locus_copy_tiny(dst, ep->cur_mb, n);
     else
         shmq_read(ep->cur_q, ep->cur_rx, 0, dst, n, copy_for(ep, src));
 }
@@ -599,7 +599,7 @@ static int mailbox_drain(locus_shm_ep_t *ep, shm_fbrx_t *b)
         return 0;
     }
     unsigned char data[SHMQ_CELL - SHMQ_HDR];
-    shmq_copy_small(data, shm_mailbox(&b->q) + 1, h.len);
+    locus_copy_tiny(data, shm_mailbox(&b->q) + 1, h.len);
     mailbox_taken(ep, b);
     ep->rxseq[h.src]++;
     ep->cur_mb = data;
@@ -950,7 +950,7 @@ static inline __attribute__((always_inline)) int take_mailbox(locus_shm_ep_t *ep
     if (!mailbox_header(b, &h) || h.len > cap || (tag != LOCUS_SHM_ANY_TAG && h.tag != tag) ||
         h.aux != ep->rxseq[h.src])
         return -1;
-    shmq_copy_small(buf, shm_mailbox(&b->q) + 1, h.len);
+    locus_copy_tiny(buf, shm_mailbox(&b->q) + 1, h.len);
     mailbox_taken(ep, b);
     ep->rxseq[h.src]++;
     if (info)
@@ -1055,7 +1055,7 @@ static inline __attribute__((always_inline)) bool mailbox_send(shm_fbtx_t *f, in
     c->flags = 0;
     c->tag = tag;
     c->aux = f->seq;
-    shmq_copy_small(c + 1, buf, len);
+    locus_copy_tiny(c + 1, buf, len);
     __atomic_store_n(&c->seq, ((f->mb_sent + 1) << 1) | 1, __ATOMIC_RELEASE);
     f->mb_sent++;
     f->seq++;
@@ -1091,7 +1091,7 @@ static inline __attribute__((always_inline)) bool box_send_cell(locus_shm_ep_t *
     c->flags = 0;
     c->tag = tag;
     c->aux = f->seq;
-    shmq_copy_small(c + 1, buf, len);
+    locus_copy_tiny(c + 1, buf, len);
     __atomic_store_n(&c->seq, (t + 1) ^ f->q.salt, __ATOMIC_RELEASE);
     f->tail = t + 1;
     f->seq++;

@@ -23,6 +23,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include <locus/copy.h>
+
 #define SHMQ_CELL 64u
 #define SHMQ_HDR 32u
 #define SHMQ_CTL_BYTES 128u
@@ -112,39 +114,6 @@ static inline bool shmq_claim(shmq_t *q, uint64_t *cached_head, uint32_t len, ui
     }
 }
 
-/* Copy of at most 32 bytes without a call: the inline payload of a cell is
- * the whole 8 B message of a latency-bound exchange, where a call into the
- * libc memcpy dispatcher costs as much as the rest of the send. */
-static inline void shmq_copy_small(void *dst, const void *src, size_t n)
-{
-    unsigned char *d = (unsigned char *)dst;
-    const unsigned char *s = (const unsigned char *)src;
-    if (n >= 16) {
-        uint64_t a[2], b[2];
-        memcpy(a, s, 16);
-        memcpy(b, s + n - 16, 16);
-        memcpy(d, a, 16);
-        memcpy(d + n - 16, b, 16);
-    } else if (n >= 8) {
-        uint64_t a, b;
-        memcpy(&a, s, 8);
-        memcpy(&b, s + n - 8, 8);
-        memcpy(d, &a, 8);
-        memcpy(d + n - 8, &b, 8);
-    } else if (n >= 4) {
-        uint32_t a, b;
-        memcpy(&a, s, 4);
-        memcpy(&b, s + n - 4, 4);
-        memcpy(d, &a, 4);
-        memcpy(d + n - 4, &b, 4);
-    } else if (n) {
-        unsigned char a = s[0], b = s[n / 2], c = s[n - 1];
-        d[0] = a;
-        d[n / 2] = b;
-        d[n - 1] = c;
-    }
-}
-
 /* Ring byte offset of payload byte `off` of the message at position pos. */
 static inline uint64_t payload_at(const shmq_t *q, uint64_t pos, uint64_t off)
 {
@@ -176,7 +145,7 @@ static inline void shmq_post(shmq_t *q, uint64_t pos, const shmq_hdr_t *h, const
     c->tag = h->tag;
     c->aux = h->aux;
     if (first && p)
-        shmq_copy_small((unsigned char *)c + SHMQ_HDR, p, first);
+        locus_copy_tiny((unsigned char *)c + SHMQ_HDR, p, first);
     __atomic_store_n(&c->seq, (pos + 1) ^ q->salt, __ATOMIC_RELEASE);
     /* The next claim will likely start right after: own that line early. */
     __builtin_prefetch(q->cells + ((pos + shmq_cells_for(h->len)) & q->mask) * SHMQ_CELL, 1);
@@ -200,7 +169,7 @@ static inline void shmq_read(shmq_t *q, const shmq_rx_t *rx, uint64_t off, void 
     uint64_t start = payload_at(q, rx->head, off);
     uint64_t n1 = n < ring - start ? n : ring - start;
     if (n <= 32 && n1 == n) {
-        shmq_copy_small(dst, q->cells + start, n);
+        locus_copy_tiny(dst, q->cells + start, n);
         return;
     }
     copy(dst, q->cells + start, n1, 1);
