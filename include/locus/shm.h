@@ -21,7 +21,9 @@
  * buffer. If any peer dies without locus_shm_finalize(), every pending and
  * later operation fails with LOCUS_ERR_PEER_FAILED: progress polls the peers'
  * pidfds every millisecond (tens of ms when CPUs are oversubscribed). A peer
- * that finalized is not a failure, but sends aimed at it fail. A message that
+ * that finalized and exited is not a failure, but sends aimed at it, and
+ * receives from it once what it sent has been received, fail with
+ * LOCUS_ERR_PEER_FAILED. A message that
  * fails a bounds check (length, type, source, offset) breaks the endpoint with
  * LOCUS_ERR_CORRUPT; nothing is read or written outside the segment.
  * locus_shm_finalize() first posts what it still owes peers (rendezvous

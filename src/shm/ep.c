@@ -117,8 +117,22 @@ static locus_status_t set_corrupt(locus_shm_ep_t *ep, int src, const char *what)
     return fatal_err(ep);
 }
 
+static int progress_rx(locus_shm_ep_t *ep);
+
+/* `peer` finalized and exited: everything it sent is in our ring and its box
+ * by now, so hand that out first; what is still waiting for it after that
+ * can never complete. */
 void shm_fail_peer_ops(locus_shm_ep_t *ep, int peer)
 {
+    while (!ep->fatal && progress_rx(ep) > 0)
+        ;
+    for (locus_shm_req_t *r = ep->posted.head, *nx; r; r = nx) {
+        nx = r->next;
+        if (r->peer == peer) {
+            list_remove(&ep->posted, r);
+            complete(ep, r, LOCUS_ERR_PEER_FAILED);
+        }
+    }
     shm_list_t *q = &ep->sendq[peer];
     if (q->head)
         ep->nactive--;
@@ -839,6 +853,10 @@ locus_status_t locus_shm_irecv(locus_shm_ep_t *ep, int src, uint64_t tag, void *
         free(u);
         return ep->fatal ? LOCUS_OK : st; /* a fatal error shows on the request */
     }
+    if (src != LOCUS_SHM_ANY_SOURCE && ep->gone[src]) {
+        complete(ep, r, LOCUS_ERR_PEER_FAILED); /* it left; nothing more will come */
+        return LOCUS_OK;
+    }
     r->state = RS_POSTED;
     list_push(&ep->posted, r);
     return LOCUS_OK;
@@ -1012,7 +1030,8 @@ static int recv_fast(locus_shm_ep_t *ep, int src, uint64_t tag, void *buf, size_
         (!buf && cap))
         return -1;
     for (;;) {
-        if (ep->fatal || ep->unexp_head || ep->posted.head || ep->nactive || ep->pulls.head)
+        if (ep->fatal || ep->unexp_head || ep->posted.head || ep->nactive || ep->pulls.head ||
+            (src != LOCUS_SHM_ANY_SOURCE && ep->gone[src]))
             return -1;
         int k = recv_direct(ep, src, tag, buf, cap, info);
         if (k)

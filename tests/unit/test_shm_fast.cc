@@ -240,3 +240,45 @@ TEST(ShmFast, HostileMailboxIsRejected)
             << "variant " << variant;
     }
 }
+
+// A peer that finalizes and leaves: what it sent is still received, then a
+// receive from it (posted before or after it left, blocking or not) fails
+// with LOCUS_ERR_PEER_FAILED instead of waiting forever.
+TEST(ShmFast, ReceiveFromAPeerThatLeftFailsAfterItsMessages)
+{
+    EXPECT_EQ(run_procs(2,
+                        [&](locus_shm_ep_t *ep) {
+                            unsigned char b[64];
+                            if (locus_shm_rank(ep) == 1) {
+                                for (uint32_t i = 0; i < 3; i++) {
+                                    fill(b, 8 + i * 20, i);
+                                    CHILD_CHECK(locus_shm_send(ep, 0, i, b, 8 + i * 20) == LOCUS_OK);
+                                }
+                                locus_shm_finalize(ep);
+                                _exit(0);
+                            }
+                            locus_shm_req_t *early;
+                            CHILD_CHECK(locus_shm_irecv(ep, 1, 99, b, sizeof b, &early) == LOCUS_OK);
+                            // Bounded wait: the posted receive must end once rank 1 is gone.
+                            bool done = false;
+                            locus_status_t st = LOCUS_OK;
+                            for (int spin = 0; !done && spin < 50000; spin++) {
+                                st = locus_shm_test(ep, early, &done, nullptr);
+                                if (!done)
+                                    usleep(100);
+                            }
+                            CHILD_CHECK(done && st == LOCUS_ERR_PEER_FAILED);
+                            for (uint32_t i = 0; i < 3; i++) {
+                                locus_shm_info_t info;
+                                CHILD_CHECK(locus_shm_recv(ep, 1, i, b, sizeof b, &info) == LOCUS_OK);
+                                CHILD_CHECK(info.len == 8 + i * 20 && check(b, info.len, i));
+                            }
+                            CHILD_CHECK(locus_shm_recv(ep, 1, 3, b, sizeof b, nullptr) == LOCUS_ERR_PEER_FAILED);
+                            CHILD_CHECK(strstr(locus_last_error(), "rank 1") != nullptr);
+                            locus_shm_req_t *late;
+                            CHILD_CHECK(locus_shm_irecv(ep, 1, 4, b, sizeof b, &late) == LOCUS_OK);
+                            CHILD_CHECK(locus_shm_wait(ep, late, nullptr) == LOCUS_ERR_PEER_FAILED);
+                            return 0;
+                        }),
+              0);
+}
