@@ -47,7 +47,7 @@ OMPI_NONE = "Open MPI 4.1 vader, no single copy"
 MPICH = "MPICH 4.0 (ch4:ucx)"
 UCX_TLS = [("UCX 1.13 posix", "posix,self"), ("UCX 1.13 sysv", "sysv,self"),
            ("UCX 1.13 posix + cma", "posix,cma,self"), ("UCX 1.13 sm", "sm")]
-ROW_ORDER = [pt.LOCUS, pt.LOCUS_PRIVATE, OMPI, OMPI_NONE, MPICH] + [r for r, _ in UCX_TLS] + [pt.CL_ONE, pt.CL_TWO]
+ROW_ORDER = [pt.LOCUS, pt.LOCUS_PRIVATE, pt.LOCUS_PRIVATE_COPY, OMPI, OMPI_NONE, MPICH] + [r for r, _ in UCX_TLS] + [pt.CL_ONE, pt.CL_TWO]
 
 # ucx_perftest iterations (-n) per (test, size): ~30-60 ms of traffic in near placement.
 UCX_ITERS = {("lat", 8): 100000, ("lat", 4096): 20000, ("lat", 65536): 4000,
@@ -360,10 +360,13 @@ def plan(args, tools, sizes, with_locus):
             (MPICH, ["mpirun.mpich", "-np", "2", "-bind-to", "core", tools["mpich"]])]
     if with_locus:
         loc = args.locus
-        for row, mem in ((pt.LOCUS, "heap"), (pt.LOCUS_PRIVATE, "private")):
-            units += [([row], "locus %s %s" % (mem, k), osu_fn(
-                [loc, "run", "-n", "2", "--bind", "core", "--", loc, "bench", bench[k][1],
-                 "--sizes", sizes_arg(sizes[k]), "--mem", mem, "--json"], k, row))
+        # The third row is the pipelined copy-in/copy-out that replaces CMA when
+        # the kernel refuses it, forced with LOCUS_SHM_CMA=off.
+        for row, mem, env in ((pt.LOCUS, "heap", []), (pt.LOCUS_PRIVATE, "private", []),
+                              (pt.LOCUS_PRIVATE_COPY, "private", ["env", "LOCUS_SHM_CMA=off"])):
+            units += [([row], "locus %s%s %s" % (mem, " cma-off" if env else "", k), osu_fn(
+                env + [loc, "run", "-n", "2", "--bind", "core", "--", loc, "bench", bench[k][1],
+                       "--sizes", sizes_arg(sizes[k]), "--mem", mem, "--json"], k, row))
                 for k in ("lat", "bw", "mr")]
     for row, base in mpis:
         units += [([row], "mpi " + k, osu_fn(base + [bench[k][0], "--sizes", sizes_arg(sizes[k]),

@@ -22,9 +22,10 @@ CELLS = tuple([("lat", s) for s in LAT_SIZES] + [("bw", s) for s in BW_SIZES]
 
 LOCUS = "locus shm"                          # buffers in the shared locus heap (default)
 LOCUS_PRIVATE = "locus shm, private buffers"  # malloc buffers: CMA or pipelined copies
+LOCUS_PRIVATE_COPY = "locus shm, private buffers, CMA off"  # LOCUS_SHM_CMA=off: pipelined copy
 CL_ONE = "cache line, one shared line"
 CL_TWO = "cache line, one line per direction"
-NOT_PEERS = (LOCUS, LOCUS_PRIVATE, CL_ONE, CL_TWO)
+NOT_PEERS = (LOCUS, LOCUS_PRIVATE, LOCUS_PRIVATE_COPY, CL_ONE, CL_TWO)
 
 # Targets of issue 4, stated as ratios of medians measured in the same run.
 LAT_VS_PEER_MAX = 0.8
@@ -293,7 +294,7 @@ def render(med, counts, row_order=None, cells=CELLS, foreign=None):
                  + ("; other load: median share of the CPU time other processes used during "
                     "the kept runs." if foreign is not None else "."))
     lines.append("")
-    for row in [LOCUS] + [r for r in (LOCUS_PRIVATE,) if r in med]:
+    for row in [LOCUS] + [r for r in (LOCUS_PRIVATE, LOCUS_PRIVATE_COPY) if r in med]:
         lines.append("")
         lines.append("| target (%s) | locus | reference | reference value | ratio | limit | "
                      "verdict |" % row)

@@ -261,3 +261,13 @@ def test_compare_refilters_a_recorded_run():
         line = next(ln for ln in out.splitlines() if ln.startswith("| %s |" % row))
         for cell, v in cells.items():
             assert pt.fmt(v, cell[0]) in line
+
+
+def test_cma_off_row_gets_its_own_targets_and_is_not_a_peer():
+    med = sample_medians()
+    med[pt.LOCUS_PRIVATE_COPY] = {("lat", 8): 0.06, ("bw", 1 << 20): 99.0}
+    md = pt.render(med, {})
+    assert "| target (%s) |" % pt.LOCUS_PRIVATE_COPY in md
+    # Its 99 GB/s must not become the "best peer" that locus is measured against.
+    refs = {n: r for n, _, r, _, _, _, _ in pt.targets(med, pt.LOCUS)}
+    assert refs["bandwidth 1 MiB vs best peer"] != pt.LOCUS_PRIVATE_COPY
