@@ -935,9 +935,9 @@ static inline __attribute__((always_inline)) int take_head(locus_shm_ep_t *ep, s
                                                            int owner, int src, uint64_t tag, void *buf,
                                                            size_t cap, locus_shm_info_t *info)
 {
-    const shmq_hdr_t *c = (const shmq_hdr_t *)(q->cells + (rx->head & q->mask) * SHMQ_CELL);
-    if (__atomic_load_n(&c->seq, __ATOMIC_ACQUIRE) != ((rx->head + 1) ^ q->salt))
+    if (!shmq_ready(q, rx))
         return 0;
+    const shmq_hdr_t *c = shmq_head_cell(q, rx);
     shmq_hdr_t h;
     /* One read of each field: the peer cannot change them under our checks. */
     h.len = __atomic_load_n(&c->len, __ATOMIC_RELAXED);
@@ -1013,14 +1013,9 @@ static void publish_idle(locus_shm_ep_t *ep, int src)
     mailbox_free_all(ep);
 }
 
-static inline bool head_ready(const shmq_t *q, const shmq_rx_t *rx)
-{
-    const shmq_hdr_t *c = (const shmq_hdr_t *)(q->cells + (rx->head & q->mask) * SHMQ_CELL);
-    return __atomic_load_n(&c->seq, __ATOMIC_RELAXED) == ((rx->head + 1) ^ q->salt);
-}
-
-/* 1 = received, -1 = take the general path. The wait polls only the two
- * lines a message from src can appear on (its box's head cell, my ring's),
+/* 1 = received, -1 = take the general path. The wait polls only the lines
+ * a message from src can appear on (its mailbox, its box's head cell, my
+ * ring's head cell),
  * so the message is seen within a few cycles of its arrival; the bookkeeping
  * (head publication, liveness, yielding) runs every 64 polls. */
 static int recv_fast(locus_shm_ep_t *ep, int src, uint64_t tag, void *buf, size_t cap,
@@ -1043,8 +1038,8 @@ static int recv_fast(locus_shm_ep_t *ep, int src, uint64_t tag, void *buf, size_
             continue; /* several boxes to watch: the full look each time */
         const shm_fbrx_t *fb = b >= 0 ? &ep->fbrx[b] : NULL;
         for (int i = 0; i < 64; i++)
-            if ((fb && (mailbox_full(fb) || head_ready(&fb->q, &fb->rx))) ||
-                head_ready(&ep->q[ep->rank], &ep->rx))
+            if ((fb && (mailbox_full(fb) || shmq_ready(&fb->q, &fb->rx))) ||
+                shmq_ready(&ep->q[ep->rank], &ep->rx))
                 break;
             else
                 __builtin_ia32_pause();
@@ -1068,65 +1063,39 @@ static inline __attribute__((always_inline)) bool mailbox_send(shm_fbtx_t *f, in
     if (!__atomic_compare_exchange_n(&c->seq, &free_state, SHM_MBOX_BUSY, false, __ATOMIC_ACQUIRE,
                                      __ATOMIC_RELAXED))
         return false;
-    c->len = (uint32_t)len;
-    c->src = (uint16_t)rank;
-    c->type = MT_EAGER;
-    c->flags = 0;
-    c->tag = tag;
-    c->aux = f->seq;
-    locus_copy_tiny(c + 1, buf, len);
+    shmq_hdr_t h = {.len = (uint32_t)len, .src = (uint16_t)rank, .type = MT_EAGER, .tag = tag, .aux = f->seq};
+    shmq_fill_cell(c, &h, buf, (uint32_t)len);
     __atomic_store_n(&c->seq, ((f->mb_sent + 1) << 1) | 1, __ATOMIC_RELEASE);
     f->mb_sent++;
     f->seq++;
     return true;
 }
 
-/* A message that fits in one cell, into an open box: the whole send is one
- * cell's stores, the sequence word last. */
-static inline __attribute__((always_inline)) bool box_send_cell(locus_shm_ep_t *ep, int d, uint64_t tag,
-                                                                const void *buf, size_t len)
+/* The mailbox for a one-cell message to d when its box is open, unless it
+ * was found busy lately (SHM_MBOX_BACKOFF messages, or until our next
+ * blocking receive). */
+static inline __attribute__((always_inline)) bool try_mailbox(locus_shm_ep_t *ep, int d, uint64_t tag,
+                                                              const void *buf, size_t len)
 {
     shm_fbtx_t *f = &ep->fbtx[d];
     if (f->state != FB_OPEN || len > SHMQ_CELL - SHMQ_HDR)
         return false;
-    if (f->mb_skip == 0 || f->mb_epoch != ep->recv_epoch) {
-        if (mailbox_send(f, ep->rank, tag, buf, len))
-            return true;
-        f->mb_skip = SHM_MBOX_BACKOFF;
-        f->mb_epoch = ep->recv_epoch;
-    } else {
+    if (f->mb_skip && f->mb_epoch == ep->recv_epoch) {
         f->mb_skip--;
+        return false;
     }
-    uint64_t t = f->tail;
-    if (__builtin_expect(t + 1 - f->cached_head > f->q.ncells, 0)) {
-        f->cached_head = __atomic_load_n(f->q.head, __ATOMIC_ACQUIRE);
-        if (t + 1 - f->cached_head > f->q.ncells)
-            return false;
-    }
-    shmq_hdr_t *c = (shmq_hdr_t *)(f->q.cells + (t & f->q.mask) * SHMQ_CELL);
-    c->len = (uint32_t)len;
-    c->src = (uint16_t)ep->rank;
-    c->type = MT_EAGER;
-    c->flags = 0;
-    c->tag = tag;
-    c->aux = f->seq;
-    locus_copy_tiny(c + 1, buf, len);
-    __atomic_store_n(&c->seq, (t + 1) ^ f->q.salt, __ATOMIC_RELEASE);
-    f->tail = t + 1;
-    f->seq++;
-    return true;
+    if (mailbox_send(f, ep->rank, tag, buf, len))
+        return true;
+    f->mb_skip = SHM_MBOX_BACKOFF;
+    f->mb_epoch = ep->recv_epoch;
+    return false;
 }
 
-/* The general blocking paths, out of line so that the fast paths keep a
- * small frame. */
+/* The general blocking paths (a request), out of line so that the fast
+ * paths keep a small frame. */
 static __attribute__((noinline)) locus_status_t send_slow(locus_shm_ep_t *ep, int dst, uint64_t tag,
                                                           const void *buf, size_t len)
 {
-    if (send_fast_ok(ep, dst, tag, buf, len)) {
-        shmq_hdr_t h = {.src = (uint16_t)ep->rank, .type = MT_EAGER, .len = (uint32_t)len, .tag = tag};
-        if (send_matchable(ep, dst, &h, buf, copy_for(ep, dst)))
-            return LOCUS_OK;
-    }
     locus_shm_req_t *r;
     locus_status_t st = locus_shm_isend(ep, dst, tag, buf, len, &r);
     return st ? st : locus_shm_wait(ep, r, NULL);
@@ -1143,8 +1112,13 @@ static __attribute__((noinline)) locus_status_t recv_slow(locus_shm_ep_t *ep, in
 
 locus_status_t locus_shm_send(locus_shm_ep_t *ep, int dst, uint64_t tag, const void *buf, size_t len)
 {
-    if (__builtin_expect(send_fast_ok(ep, dst, tag, buf, len), 1) && box_send_cell(ep, dst, tag, buf, len))
-        return LOCUS_OK;
+    if (__builtin_expect(send_fast_ok(ep, dst, tag, buf, len), 1)) {
+        if (try_mailbox(ep, dst, tag, buf, len))
+            return LOCUS_OK;
+        shmq_hdr_t h = {.src = (uint16_t)ep->rank, .type = MT_EAGER, .len = (uint32_t)len, .tag = tag};
+        if (send_matchable(ep, dst, &h, buf, copy_for(ep, dst)))
+            return LOCUS_OK;
+    }
     return send_slow(ep, dst, tag, buf, len);
 }
 

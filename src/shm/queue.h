@@ -120,6 +120,20 @@ static inline uint64_t payload_at(const shmq_t *q, uint64_t pos, uint64_t off)
     return ((pos & q->mask) * SHMQ_CELL + SHMQ_HDR + off) & (q->ncells * SHMQ_CELL - 1);
 }
 
+/* The header fields (all but seq, which the caller stores last) and the
+ * first `n` <= 32 payload bytes of a cell. */
+static inline void shmq_fill_cell(shmq_hdr_t *c, const shmq_hdr_t *h, const void *payload, uint32_t n)
+{
+    c->len = h->len;
+    c->src = h->src;
+    c->type = h->type;
+    c->flags = h->flags;
+    c->tag = h->tag;
+    c->aux = h->aux;
+    if (n && payload)
+        locus_copy_tiny((unsigned char *)c + SHMQ_HDR, payload, n);
+}
+
 static inline void shmq_post(shmq_t *q, uint64_t pos, const shmq_hdr_t *h, const void *payload,
                shmq_copy_fn copy)
 {
@@ -138,23 +152,28 @@ static inline void shmq_post(shmq_t *q, uint64_t pos, const shmq_hdr_t *h, const
         if (n1 < rest)
             copy(q->cells, p + first + n1, rest - n1, 0);
     }
-    c->len = h->len;
-    c->src = h->src;
-    c->type = h->type;
-    c->flags = h->flags;
-    c->tag = h->tag;
-    c->aux = h->aux;
-    if (first && p)
-        locus_copy_tiny((unsigned char *)c + SHMQ_HDR, p, first);
+    shmq_fill_cell(c, h, p, first);
     __atomic_store_n(&c->seq, (pos + 1) ^ q->salt, __ATOMIC_RELEASE);
     /* The next claim will likely start right after: own that line early. */
     __builtin_prefetch(q->cells + ((pos + shmq_cells_for(h->len)) & q->mask) * SHMQ_CELL, 1);
 }
 
+/* The cell at the receiver's head, and whether a message is published in it
+ * (acquire: its fields and payload may be read after a true). */
+static inline shmq_hdr_t *shmq_head_cell(const shmq_t *q, const shmq_rx_t *rx)
+{
+    return (shmq_hdr_t *)(q->cells + (rx->head & q->mask) * SHMQ_CELL);
+}
+
+static inline bool shmq_ready(const shmq_t *q, const shmq_rx_t *rx)
+{
+    return __atomic_load_n(&shmq_head_cell(q, rx)->seq, __ATOMIC_ACQUIRE) == ((rx->head + 1) ^ q->salt);
+}
+
 static inline const shmq_hdr_t *shmq_peek(shmq_t *q, shmq_rx_t *rx, bool *corrupt)
 {
-    shmq_hdr_t *c = (shmq_hdr_t *)(q->cells + (rx->head & q->mask) * SHMQ_CELL);
-    if (__atomic_load_n(&c->seq, __ATOMIC_ACQUIRE) != ((rx->head + 1) ^ q->salt))
+    shmq_hdr_t *c = shmq_head_cell(q, rx);
+    if (!shmq_ready(q, rx))
         return NULL;
     *corrupt = c->len > q->max_len;
     return c;
