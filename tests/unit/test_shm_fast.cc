@@ -1,5 +1,5 @@
-// The blocking send/recv fast paths (one-cell box send, receive straight from
-// the head cell) against the general path: order, flow control when the box
+// The blocking send/recv fast paths (mailbox or direct box/ring send, receive
+// straight from the head cell) against the general path: order, flow control when the box
 // is full, fallbacks (wrong tag at the head, unexpected messages, truncation,
 // rendezvous in between), ANY_SOURCE.
 #include <gtest/gtest.h>
