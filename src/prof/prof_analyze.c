@@ -275,32 +275,116 @@ static void sample_loc(ctx_t *c, int pid, uint64_t time, uint64_t ip, uint64_t r
     prof_loc_str(&l, buf, cap);
 }
 
+/* ---------- first touches ---------- */
+
+/* Only the first fault on a page is its first touch. Later faults on a page
+ * already touched (NUMA-balancing hinting faults, the write fault after the
+ * access sampler lifts its protection, copy-on-write after fork) would
+ * otherwise outvote an initialisation that sampling caught only in part: a
+ * table initialised once by one thread, then updated by every thread for
+ * seconds. Two filters, because samples stand for `period` faults each: a
+ * sampled page counts once per process and allocation, and an allocation's
+ * first touches stop at its page count. */
+typedef struct {
+    uint64_t (*keys)[2]; /* {page + 1, pid:instance + 1}; open addressing, 0 = empty */
+    size_t mask;
+} pageset_t;
+
+static bool pageset_init(pageset_t *ps, size_t n)
+{
+    size_t cap = 64;
+    while (cap < 2 * n)
+        cap <<= 1;
+    ps->keys = calloc(cap, sizeof *ps->keys);
+    ps->mask = cap - 1;
+    return ps->keys != NULL;
+}
+
+/* true if (pid, instance, page) was already in the set */
+static bool pageset_seen(pageset_t *ps, int pid, int64_t inst, uint64_t page)
+{
+    uint64_t k0 = page + 1, k1 = ((uint64_t)(uint32_t)pid << 32) | (uint32_t)(inst + 1);
+    size_t h = (size_t)(((k0 ^ k1 * 0xD6E8FEB86659FD93ull) * 0x9E3779B97F4A7C15ull) >> 20) & ps->mask;
+    while (ps->keys[h][0]) {
+        if (ps->keys[h][0] == k0 && ps->keys[h][1] == k1)
+            return true;
+        h = (h + 1) & ps->mask;
+    }
+    ps->keys[h][0] = k0;
+    ps->keys[h][1] = k1;
+    return false;
+}
+
+static int cmp_touch_time(const void *a, const void *b)
+{
+    const prof_touch_t *x = *(prof_touch_t *const *)a, *y = *(prof_touch_t *const *)b;
+    return x->time < y->time ? -1 : x->time > y->time;
+}
+
+/* false for a fault on a page this allocation (or process) already had */
+static bool first_fault(ctx_t *c, pageset_t *ps, uint64_t *budget, const prof_touch_t *t)
+{
+    prof_alloc_t *a = alloc_at(c, t->pid, t->addr, t->time);
+    int64_t inst = a ? (int64_t)(a - c->s->alloc.v) : -1;
+    if (ps->keys && pageset_seen(ps, t->pid, inst, t->addr >> 12))
+        return false;
+    if (!a || !budget)
+        return true;
+    uint64_t pages = (a->size + 4095) / 4096 + 1; /* +1: an unaligned start */
+    if (budget[inst] >= pages)
+        return false;
+    budget[inst] += t->period;
+    return true;
+}
+
+static void touch_one(ctx_t *c, const prof_touch_t *t)
+{
+    uint64_t lo, hi;
+    int v = var_of(c, t->pid, t->time, t->addr, &lo, &hi);
+    prof_var_t *pv = &c->r->vars.v[v];
+    int node = prof_cpu_node(c->s, t->cpu);
+    char loc[320];
+    sample_loc(c, t->pid, t->time, t->ip, t->ret, t->chain, loc, sizeof loc);
+    pv->ft_pages += t->period;
+    if (node >= 0 && node < PROF_MAX_NODES)
+        pv->ft_by_node[node] += t->period;
+    add_tid(&pv->ft_tids, t->tid);
+    prof_line_t *l = line_get(&pv->ft_sites, loc);
+    l->count += t->period;
+    if (node >= 0 && node < PROF_MAX_NODES)
+        l->by_node[node] += t->period;
+    if (l->tid_first < 0)
+        l->tid_first = t->tid;
+    else if (l->tid_first != t->tid)
+        l->tids_n = 2; /* at least two threads */
+    if (!strcmp(pv->kind, "other"))
+        c->r->ft_unattributed++;
+}
+
 static void touches(ctx_t *c)
 {
     prof_session_t *s = c->s;
-    for (size_t i = 0; i < s->touch.n; i++) {
-        prof_touch_t *t = &s->touch.v[i];
-        uint64_t lo, hi;
-        int v = var_of(c, t->pid, t->time, t->addr, &lo, &hi);
-        prof_var_t *pv = &c->r->vars.v[v];
-        int node = prof_cpu_node(s, t->cpu);
-        char loc[320];
-        sample_loc(c, t->pid, t->time, t->ip, t->ret, t->chain, loc, sizeof loc);
-        pv->ft_pages += t->period;
-        if (node >= 0 && node < PROF_MAX_NODES)
-            pv->ft_by_node[node] += t->period;
-        add_tid(&pv->ft_tids, t->tid);
-        prof_line_t *l = line_get(&pv->ft_sites, loc);
-        l->count += t->period;
-        if (node >= 0 && node < PROF_MAX_NODES)
-            l->by_node[node] += t->period;
-        if (l->tid_first < 0)
-            l->tid_first = t->tid;
-        else if (l->tid_first != t->tid)
-            l->tids_n = 2; /* at least two threads */
-        if (!strcmp(pv->kind, "other"))
-            c->r->ft_unattributed++;
+    size_t n = s->touch.n;
+    prof_touch_t **order = malloc((n ? n : 1) * sizeof *order);
+    uint64_t *budget = calloc(s->alloc.n ? s->alloc.n : 1, sizeof *budget);
+    pageset_t ps = {0};
+    /* without memory the filters are skipped, not the samples */
+    if (!pageset_init(&ps, n))
+        ps.keys = NULL;
+    for (size_t i = 0; order && i < n; i++)
+        order[i] = &s->touch.v[i];
+    if (order)
+        qsort(order, n, sizeof *order, cmp_touch_time);
+    for (size_t i = 0; i < n; i++) {
+        const prof_touch_t *t = order ? order[i] : &s->touch.v[i];
+        if (first_fault(c, &ps, budget, t))
+            touch_one(c, t);
+        else
+            c->r->ft_refaults++;
     }
+    free(ps.keys);
+    free(budget);
+    free(order);
     for (size_t v = 0; v < c->r->vars.n; v++)
         for (size_t k = 0; k < c->r->vars.v[v].ft_sites.n; k++) {
             prof_line_t *l = &c->r->vars.v[v].ft_sites.v[k];

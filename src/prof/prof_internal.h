@@ -201,6 +201,7 @@ typedef struct {
     VEC(prof_var_t) vars;
     uint64_t matrix[PROF_MAX_NODES][PROF_MAX_NODES]; /* thread node x page node */
     uint64_t acc_total, acc_unattributed, ft_unattributed;
+    uint64_t ft_refaults; /* fault samples on pages already touched: not first touches */
     VEC(char *) findings;
 } prof_result_t;
 

@@ -164,8 +164,10 @@ locus_status_t prof_write_json(const prof_session_t *s, const prof_result_t *r, 
         jnodes(f, s, r->matrix[a]);
     }
     fprintf(f, "],\n  \"totals\": {\"first_touches\": %llu, \"first_touches_unattributed\": %llu, "
-               "\"access_samples\": %llu, \"access_unattributed\": %llu, \"allocations\": %zu},\n",
+               "\"first_touches_refaults\": %llu, \"access_samples\": %llu, \"access_unattributed\": %llu, "
+               "\"allocations\": %zu},\n",
             (unsigned long long)s->ft_samples, (unsigned long long)r->ft_unattributed,
+            (unsigned long long)r->ft_refaults,
             (unsigned long long)r->acc_total, (unsigned long long)r->acc_unattributed, s->alloc.n);
     fprintf(f, "  \"variables\": [\n");
     for (size_t v = 0; v < r->vars.n; v++)
@@ -198,8 +200,12 @@ void prof_print_report(const prof_session_t *s, const prof_result_t *r, FILE *f)
     fprintf(f, "\nlocus profile: %s — exit %d%s, %.2f s, %d NUMA node%s\n", s->argv[0], s->exit_status,
             s->exit_signal ? " (killed by a signal)" : "", (double)(s->t_end - s->t_start) * 1e-9, s->nnodes,
             s->nnodes == 1 ? "" : "s");
-    fprintf(f, "  first touch: %s — %llu samples%s\n", s->ft_detail, (unsigned long long)s->ft_samples,
+    fprintf(f, "  first touch: %s — %llu samples%s", s->ft_detail, (unsigned long long)s->ft_samples,
             s->ft_lost ? " (some lost)" : "");
+    if (r->ft_refaults)
+        fprintf(f, ", %llu of them re-faults on pages already touched (not first touches)",
+                (unsigned long long)r->ft_refaults);
+    fputc('\n', f);
     fprintf(f, "  accesses:    %s — %zu samples\n", s->acc_detail, s->acc.n);
     fprintf(f, "  pmu:         %s: %s\n", s->pmu_status, s->pmu_detail);
     if (s->stripped)

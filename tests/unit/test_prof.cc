@@ -162,3 +162,110 @@ TEST(ProfPerf, ParsesSampleWithCallchainAndStack)
     free(s->chains.v);
     free(s);
 }
+
+// VEC_PUSH is C (void * to T *): the tests grow the vectors themselves
+template <typename V, typename T> static void push(V &vec, const T &item)
+{
+    vec.v = (T *)realloc(vec.v, (vec.n + 1) * sizeof(T));
+    ASSERT_NE(vec.v, nullptr);
+    vec.v[vec.n++] = item;
+    vec.cap = vec.n;
+}
+
+static void push_touch(prof_session_t *s, uint64_t time, uint64_t addr, uint64_t period, uint64_t ip)
+{
+    prof_touch_t t{};
+    t.time = time;
+    t.addr = addr;
+    t.ip = ip;
+    t.period = period;
+    t.pid = 7;
+    t.tid = 7;
+    t.cpu = -1;
+    t.chain = -1;
+    push(s->touch, t);
+}
+
+static prof_session_t *one_alloc_session(uint64_t base, uint64_t pages)
+{
+    prof_session_t *s = new_session();
+    prof_alloc_t a{};
+    a.pid = 7;
+    a.tid = 7;
+    a.time = 1;
+    a.free_time = UINT64_MAX;
+    a.addr = base;
+    a.size = pages * 4096;
+    push(s->alloc, a);
+    return s;
+}
+
+static void free_session(prof_session_t *s, prof_result_t *r)
+{
+    prof_result_free(r);
+    free(s->touch.v);
+    free(s->alloc.v);
+    free(s);
+}
+
+// A fault on a page already touched (a NUMA hinting fault, the write fault
+// after a protection is lifted) is not a first touch, even when it comes
+// later from another line: the init line keeps the variable.
+TEST(ProfAnalyze, RefaultOnTouchedPageIsNotAFirstTouch)
+{
+    const uint64_t base = 0x10000000;
+    prof_session_t *s = one_alloc_session(base, 8);
+    for (int rep = 0; rep < 5; rep++) // out of time order on purpose
+        for (uint64_t p = 0; p < 8; p++)
+            push_touch(s, 1000 + rep * 100 + p, base + p * 4096 + 8 * rep, 1, 0x2000);
+    for (uint64_t p = 0; p < 8; p++)
+        push_touch(s, 100 + p, base + p * 4096, 1, 0x1000);
+    prof_result_t r;
+    prof_analyze(s, &r);
+    ASSERT_EQ(r.vars.n, 1u);
+    EXPECT_EQ(r.vars.v[0].ft_pages, 8u);
+    EXPECT_EQ(r.ft_refaults, 40u);
+    ASSERT_EQ(r.vars.v[0].ft_sites.n, 1u); // the later line never appears
+    free_session(s, &r);
+}
+
+// Sampled faults stand for `period` faults: once an allocation has had as
+// many first touches as it has pages, faults on pages no sample saw are
+// re-faults too.
+TEST(ProfAnalyze, FirstTouchesStopAtTheAllocationsPageCount)
+{
+    const uint64_t base = 0x20000000;
+    prof_session_t *s = one_alloc_session(base, 8);
+    for (uint64_t p = 0; p < 3; p++) // 3 samples x period 4 >= 8 + 1 pages
+        push_touch(s, 100 + p, base + p * 3 * 4096, 4, 0x1000);
+    push_touch(s, 500, base + 1 * 4096, 1, 0x2000);
+    push_touch(s, 501, base + 2 * 4096, 1, 0x2000);
+    prof_result_t r;
+    prof_analyze(s, &r);
+    ASSERT_EQ(r.vars.n, 1u);
+    EXPECT_EQ(r.vars.v[0].ft_pages, 12u);
+    EXPECT_EQ(r.ft_refaults, 2u);
+    free_session(s, &r);
+}
+
+// Memory freed and allocated again at the same address is touched afresh.
+TEST(ProfAnalyze, NewAllocationAtTheSameAddressIsTouchedAfresh)
+{
+    const uint64_t base = 0x30000000;
+    prof_session_t *s = one_alloc_session(base, 2);
+    s->alloc.v[0].free_time = 50;
+    prof_alloc_t again = s->alloc.v[0];
+    again.time = 60;
+    again.free_time = UINT64_MAX;
+    push(s->alloc, again);
+    push_touch(s, 10, base, 1, 0x1000);
+    push_touch(s, 70, base, 1, 0x1000);
+    prof_result_t r;
+    prof_analyze(s, &r);
+    EXPECT_EQ(r.ft_refaults, 0u);
+    uint64_t pages = 0;
+    for (size_t v = 0; v < r.vars.n; v++)
+        pages += r.vars.v[v].ft_pages;
+    EXPECT_EQ(pages, 2u);
+    free_session(s, &r);
+}
