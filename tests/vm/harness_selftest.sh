@@ -45,6 +45,10 @@ if [ "$mode" = noboot ]; then
     FAKE_QEMU_MODE=stall-once FAKE_QEMU_STATE=$tmp/state expect 5 "hello from boot 2" $fake --retries 2 -- true
     grep -q "killing and retrying" "$tmp/out" || fail "stall-once: no retry message"
     FAKE_QEMU_MODE=panic expect 125 "stopped without reporting an exit status" $fake -- true
+    # A guest kernel soft lockup is not the command's result: rerun, then give up.
+    FAKE_QEMU_MODE=lockup-once FAKE_QEMU_STATE=$tmp/lockstate expect 0 "hello from run 2" $fake -- true
+    grep -q "soft lockup.*rerunning it" "$tmp/out" || fail "lockup-once: no rerun message"
+    FAKE_QEMU_MODE=lockup expect 125 "soft lockup in 2 runs; giving up" $fake --retries 1 -- true
     FAKE_QEMU_MODE=setup expect 125 "guest setup failed: insmod x.ko: fake" $fake -- true
     # QEMU never outlives locus-vm, even when locus-vm is killed hard.
     FAKE_QEMU_MODE=stall FAKE_QEMU_PID=$tmp/qpid "$VM" $fake --start-timeout 60 -- true >/dev/null 2>&1 &
