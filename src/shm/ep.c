@@ -653,6 +653,21 @@ static inline void prefetch_payload(const shmq_t *q, const shmq_rx_t *rx, uint32
         __builtin_prefetch(q->cells + ((rx->head + i) & q->mask) * SHMQ_CELL, 0);
 }
 
+/* And the message after it, when that one is published too: its lines then
+ * travel while this one is matched and copied (1 KiB rate +4.6 % in an
+ * interleaved A/B, near placement, 6 runs each; 8 B unchanged). Only its
+ * header line is read before it is published: the payload lines the sender
+ * may be writing are left alone. */
+static inline void prefetch_next(const shmq_t *q, const shmq_rx_t *rx, uint32_t len)
+{
+    shmq_rx_t nx = {.head = rx->head + shmq_cells_for(len)};
+    if (!shmq_ready(q, &nx))
+        return;
+    uint32_t l2 = shmq_head_cell(q, &nx)->len;
+    if (l2 > SHMQ_CELL - SHMQ_HDR && l2 <= q->max_len)
+        prefetch_payload(q, &nx, l2);
+}
+
 static int drain(locus_shm_ep_t *ep, shmq_t *q, shmq_rx_t *rx, int owner)
 {
     int n = 0;
@@ -667,8 +682,10 @@ static int drain(locus_shm_ep_t *ep, shmq_t *q, shmq_rx_t *rx, int owner)
         if (!c)
             break;
         shmq_hdr_t h = *c; /* one read: the peer cannot change it under our checks */
-        if (h.len > SHMQ_CELL - SHMQ_HDR && h.len <= q->max_len)
+        if (h.len > SHMQ_CELL - SHMQ_HDR && h.len <= q->max_len) {
             prefetch_payload(q, rx, h.len);
+            prefetch_next(q, rx, h.len);
+        }
         if (corrupt || h.len > q->max_len || h.src >= ep->size || h.src == ep->rank ||
             (owner >= 0 && (h.src != owner || (h.type != MT_EAGER && h.type != MT_RTS)))) {
             /* A box is written by its owner only: blame it, not the forged src. */
