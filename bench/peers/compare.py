@@ -47,7 +47,7 @@ OMPI_NONE = "Open MPI 4.1 vader, no single copy"
 MPICH = "MPICH 4.0 (ch4:ucx)"
 UCX_TLS = [("UCX 1.13 posix", "posix,self"), ("UCX 1.13 sysv", "sysv,self"),
            ("UCX 1.13 posix + cma", "posix,cma,self"), ("UCX 1.13 sm", "sm")]
-ROW_ORDER = [pt.LOCUS, pt.LOCUS_PRIVATE, pt.LOCUS_PRIVATE_COPY, OMPI, OMPI_NONE, MPICH] + [r for r, _ in UCX_TLS] + [pt.CL_ONE, pt.CL_TWO]
+ROW_ORDER = [pt.LOCUS, pt.LOCUS_PRIVATE, pt.LOCUS_PRIVATE_COPY, OMPI, OMPI_NONE, MPICH] + [r for r, _ in UCX_TLS] + [pt.CL_ONE, pt.CL_TWO, pt.RING_FLOOR]
 
 # ucx_perftest iterations (-n) per (test, size): ~30-60 ms of traffic in near placement.
 UCX_ITERS = {("lat", 8): 100000, ("lat", 4096): 20000, ("lat", 65536): 4000,
@@ -109,6 +109,16 @@ def build_tools(build, work):
         if stale(out, csrc):
             subprocess.run(["cc", "-O2", "-std=gnu11", "-Wall", "-o", out, csrc], check=True)
         tools["clping"] = out
+    fsrc = os.path.join(HERE, "..", "shm_floor.c")
+    fm = os.path.join(build, "bin", "shm_floor")
+    if os.path.exists(fsrc):
+        if not stale(fm, fsrc):
+            tools["shm_floor"] = fm
+        else:
+            out = os.path.join(work, "shm_floor")
+            if stale(out, fsrc):
+                subprocess.run(["cc", "-O2", "-std=gnu11", "-Wall", "-o", out, fsrc], check=True)
+            tools["shm_floor"] = out
     return tools
 
 
@@ -342,6 +352,17 @@ def clping_fn(clping):
     return fn
 
 
+def floor_fn(floor):
+    def fn():
+        cmd = [floor, "--reps", "11"]
+        rc, out, err = run(cmd, timeout=120)
+        raw = "$ %s\n%s\n--- stderr ---\n%s" % (" ".join(cmd), out, err)
+        if rc != 0:
+            return False, {}, raw, " ".join(cmd)
+        return True, pt.metrics_from_floor(pt.parse_shm_floor(out)), raw, " ".join(cmd)
+    return fn
+
+
 def sizes_arg(sizes):
     return ",".join(str(s) for s in sizes)
 
@@ -378,6 +399,8 @@ def plan(args, tools, sizes, with_locus):
                 units.append(([row], "ucx %s %d" % (k, s),
                               ucx_fn(row, tls, k, s, max(UCX_ITERS[(k, s)] // div, 100))))
     units.append(([pt.CL_ONE, pt.CL_TWO], "clping", clping_fn(tools["clping"])))
+    if "shm_floor" in tools:
+        units.append(([pt.RING_FLOOR], "shm_floor", floor_fn(tools["shm_floor"])))
     return units
 
 

@@ -25,7 +25,10 @@ LOCUS_PRIVATE = "locus shm, private buffers"  # malloc buffers: CMA or pipelined
 LOCUS_PRIVATE_COPY = "locus shm, private buffers, CMA off"  # LOCUS_SHM_CMA=off: pipelined copy
 CL_ONE = "cache line, one shared line"
 CL_TWO = "cache line, one line per direction"
-NOT_PEERS = (LOCUS, LOCUS_PRIVATE, LOCUS_PRIVATE_COPY, CL_ONE, CL_TWO)
+# bench/shm_floor.c streaming: no library, copy-in/copy-out through a 256-cell
+# ring between the same two cores (the floor under any ring transport's rate)
+RING_FLOOR = "bare ring, no library (shm_floor)"
+NOT_PEERS = (LOCUS, LOCUS_PRIVATE, LOCUS_PRIVATE_COPY, CL_ONE, CL_TWO, RING_FLOOR)
 
 # Targets of issue 4, stated as ratios of medians measured in the same run.
 LAT_VS_PEER_MAX = 0.8
@@ -150,6 +153,21 @@ def metrics_from_clping(parsed):
     """The cache-line rows: the 8 B latency cell is the line's one-way latency."""
     return {CL_ONE: {("lat", 8): parsed["one_line_ns"] / 1e3},
             CL_TWO: {("lat", 8): parsed["two_line_ns"] / 1e3}}
+
+
+def parse_shm_floor(text):
+    """shm_floor's stream lines → {payload bytes: million messages/s}."""
+    units = {"B": 1, "KiB": 1024}
+    out = {}
+    for n, u, rate in re.findall(r"^stream (\d+) (B|KiB)\s+([\d.]+) M msg/s", text, re.M):
+        out[int(n) * units[u]] = float(rate)
+    if not out:
+        raise ParseError("no 'stream N B ... M msg/s' line in shm_floor output")
+    return out
+
+
+def metrics_from_floor(parsed):
+    return {RING_FLOOR: {("mr", s): v for s, v in parsed.items() if s in MR_SIZES}}
 
 
 def unit_verdict(unit, reference, max_busy=None):
@@ -304,6 +322,14 @@ def render(med, counts, row_order=None, cells=CELLS, foreign=None):
             lines.append("| %s | %s | %s | %s | %s | %s | %s |" % (
                 name, fmt(val, kind), ref_name or "–", fmt(ref, kind), fmt(ratio, "ratio"),
                 limit, verdict))
+        floor = med.get(RING_FLOOR, {}).get(("mr", 1024))
+        mine = med.get(row, {}).get(("mr", 1024))
+        if floor and mine:
+            lines.append("")
+            lines.append("Context: the 1 KiB rate is %.2f× the bare ring's in the same run (%s: "
+                         "%s M/s; its own 1 KiB / 8 B is %s)." % (
+                             mine / floor, RING_FLOOR, fmt(floor, "mr"),
+                             fmt(_ratio(floor, med[RING_FLOOR].get(("mr", 8))), "ratio")))
     return "\n".join(lines) + "\n"
 
 

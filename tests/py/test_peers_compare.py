@@ -187,6 +187,25 @@ def test_render_rows_cells_and_verdicts():
     assert sum(ln.endswith("| FAIL |") for ln in lines) == 3
 
 
+def test_shm_floor_stream_lines():
+    f = pt.parse_shm_floor(fixture("shm_floor.txt"))
+    assert f == {8: 458.97, 128: 80.38, 1024: 18.86}
+    assert pt.metrics_from_floor(f) == {pt.RING_FLOOR: {("mr", 8): 458.97, ("mr", 128): 80.38,
+                                                         ("mr", 1024): 18.86}}
+    with pytest.raises(pt.ParseError):
+        pt.parse_shm_floor("shm_floor: cannot pin to CPU 1\n")
+
+
+def test_floor_is_context_not_a_peer():
+    med = sample_medians()
+    med[pt.RING_FLOOR] = {("mr", 8): 400.0, ("mr", 128): 80.0, ("mr", 1024): 20.0}
+    t = {name: ref_name for name, _, ref_name, *_ in pt.targets(med)}
+    assert t["8 B latency vs best peer"] == "peer B"
+    md = pt.render(med, {})
+    assert "1 KiB rate is 0.15× the bare ring's in the same run" in md   # 3.0 / 20
+    assert "its own 1 KiB / 8 B is 0.05" in md
+
+
 def test_units_roundtrip_through_json():
     units = [unit("X", "near", "near", {("bw", 65536): 1.5, ("lat", 8): 0.2})]
     back = pt.units_from_json(json.loads(json.dumps(pt.units_to_json(units))))
