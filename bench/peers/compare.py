@@ -47,7 +47,7 @@ OMPI_NONE = "Open MPI 4.1 vader, no single copy"
 MPICH = "MPICH 4.0 (ch4:ucx)"
 UCX_TLS = [("UCX 1.13 posix", "posix,self"), ("UCX 1.13 sysv", "sysv,self"),
            ("UCX 1.13 posix + cma", "posix,cma,self"), ("UCX 1.13 sm", "sm")]
-ROW_ORDER = [pt.LOCUS, pt.LOCUS_PRIVATE, pt.LOCUS_PRIVATE_COPY, OMPI, OMPI_NONE, MPICH] + [r for r, _ in UCX_TLS] + [pt.CL_ONE, pt.CL_TWO, pt.RING_FLOOR]
+ROW_ORDER = [pt.LOCUS, pt.LOCUS_PRIVATE, pt.LOCUS_PRIVATE_COPY, OMPI, OMPI_NONE, MPICH] + [r for r, _ in UCX_TLS] + [pt.CL_ONE, pt.CL_TWO, pt.RING_FLOOR, pt.COPY_LIMIT]
 
 # ucx_perftest iterations (-n) per (test, size): ~30-60 ms of traffic in near placement.
 UCX_ITERS = {("lat", 8): 100000, ("lat", 4096): 20000, ("lat", 65536): 4000,
@@ -363,6 +363,18 @@ def floor_fn(floor):
     return fn
 
 
+def copy_fn(locus, sizes):
+    def fn():
+        cmd = [locus, "bench", "copy", "--sizes", sizes_arg(sizes), "--reps", "5", "--no-pollution",
+               "--no-kernels"]
+        rc, out, err = run(cmd, timeout=180)
+        raw = "$ %s\n%s\n--- stderr ---\n%s" % (" ".join(cmd), out, err)
+        if rc != 0:
+            return False, {}, raw, " ".join(cmd)
+        return True, pt.metrics_from_copy(pt.parse_bench_copy(out)), raw, " ".join(cmd)
+    return fn
+
+
 def sizes_arg(sizes):
     return ",".join(str(s) for s in sizes)
 
@@ -399,6 +411,8 @@ def plan(args, tools, sizes, with_locus):
                 units.append(([row], "ucx %s %d" % (k, s),
                               ucx_fn(row, tls, k, s, max(UCX_ITERS[(k, s)] // div, 100))))
     units.append(([pt.CL_ONE, pt.CL_TWO], "clping", clping_fn(tools["clping"])))
+    if with_locus:
+        units.append(([pt.COPY_LIMIT], "copy limit", copy_fn(args.locus, sizes["bw"])))
     if "shm_floor" in tools:
         units.append(([pt.RING_FLOOR], "shm_floor", floor_fn(tools["shm_floor"])))
     return units

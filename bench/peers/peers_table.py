@@ -28,7 +28,10 @@ CL_TWO = "cache line, one line per direction"
 # bench/shm_floor.c streaming: no library, copy-in/copy-out through a 256-cell
 # ring between the same two cores (the floor under any ring transport's rate)
 RING_FLOOR = "bare ring, no library (shm_floor)"
-NOT_PEERS = (LOCUS, LOCUS_PRIVATE, LOCUS_PRIVATE_COPY, CL_ONE, CL_TWO, RING_FLOOR)
+# `locus bench copy`: one core copying a buffer to another, both its own and
+# reused (the selector's figure): the copy limit a one-copy transfer works at
+COPY_LIMIT = "memcpy, one core, buffers reused (locus bench copy)"
+NOT_PEERS = (LOCUS, LOCUS_PRIVATE, LOCUS_PRIVATE_COPY, CL_ONE, CL_TWO, RING_FLOOR, COPY_LIMIT)
 
 # Targets of issue 4, stated as ratios of medians measured in the same run.
 LAT_VS_PEER_MAX = 0.8
@@ -168,6 +171,21 @@ def parse_shm_floor(text):
 
 def metrics_from_floor(parsed):
     return {RING_FLOOR: {("mr", s): v for s, v in parsed.items() if s in MR_SIZES}}
+
+
+def parse_bench_copy(text):
+    """`locus bench copy` table rows → {size in bytes: GB/s of the selector (locus column)}."""
+    mult = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    out = {}
+    for n, m, _glibc, loc in re.findall(r"^\s+(\d+)([KMG]?)\s+([\d.]+)\s+([\d.]+)\s", text, re.M):
+        out[int(n) * mult[m]] = float(loc)
+    if not out:
+        raise ParseError("no size row in `locus bench copy` output")
+    return out
+
+
+def metrics_from_copy(parsed):
+    return {COPY_LIMIT: {("bw", s): v for s, v in parsed.items() if s in BW_SIZES}}
 
 
 def unit_verdict(unit, reference, max_busy=None):
@@ -322,6 +340,13 @@ def render(med, counts, row_order=None, cells=CELLS, foreign=None):
             lines.append("| %s | %s | %s | %s | %s | %s | %s |" % (
                 name, fmt(val, kind), ref_name or "–", fmt(ref, kind), fmt(ratio, "ratio"),
                 limit, verdict))
+        lim = med.get(COPY_LIMIT, {})
+        bws = [(s, med.get(row, {}).get(("bw", s)), lim.get(("bw", s))) for s in BW_SIZES]
+        bws = [(s, v, l) for s, v, l in bws if v and l]
+        if bws:
+            lines.append("")
+            lines.append("Context: bandwidth against one core's copy in the same run (%s): %s." % (
+                COPY_LIMIT, ", ".join("%s %s×" % (size_label(s), fmt(v / l, "ratio")) for s, v, l in bws)))
         floor = med.get(RING_FLOOR, {}).get(("mr", 1024))
         mine = med.get(row, {}).get(("mr", 1024))
         if floor and mine:

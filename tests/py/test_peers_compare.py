@@ -196,6 +196,23 @@ def test_shm_floor_stream_lines():
         pt.parse_shm_floor("shm_floor: cannot pin to CPU 1\n")
 
 
+def test_bench_copy_rows():
+    c = pt.parse_bench_copy(fixture("copy_limit.txt"))
+    assert c == {65536: 135.27, 1 << 20: 62.92, 4 << 20: 66.59}
+    assert pt.metrics_from_copy(c)[pt.COPY_LIMIT][("bw", 1 << 20)] == 62.92
+    with pytest.raises(pt.ParseError):
+        pt.parse_bench_copy("locus bench copy: --sizes '0': expected a size\n")
+
+
+def test_copy_limit_is_context_not_a_peer():
+    med = sample_medians()
+    med[pt.COPY_LIMIT] = {("bw", 65536): 60.0, ("bw", 1 << 20): 24.0, ("bw", 4 << 20): 40.0}
+    t = {name: ref_name for name, _, ref_name, *_ in pt.targets(med)}
+    assert t["bandwidth 64 KiB vs best peer"] == "peer A"
+    md = pt.render(med, {})
+    assert "64 KiB 0.50×, 1 MiB 0.50×, 4 MiB 1.00×" in md
+
+
 def test_floor_is_context_not_a_peer():
     med = sample_medians()
     med[pt.RING_FLOOR] = {("mr", 8): 400.0, ("mr", 128): 80.0, ("mr", 1024): 20.0}
