@@ -6,7 +6,7 @@
  *   flag      one 8-byte flag per direction, reused (clping's two-line);
  *   cell/1    a message cell (32-byte header + 8-byte payload, sequence word
  *             stored last) per direction, the same cell every time;
- *   cell/256  the same message through a 256-cell ring (a locus fast box):
+ *   cell/256  the same message through a 256-cell ring (a 16 KiB locus fast box):
  *             every message on a fresh line;
  *   mailbox   one cell per direction claimed by compare-and-swap from the
  *             state the receiver left it in (it frees the cell when it next
