@@ -7,8 +7,9 @@
  * (<= LOCUS_SHM_EAGER) as consecutive cells (copy-in, copy-out, no second
  * buffer), large ones by a rendezvous and a single copy: a plain copy from the
  * peer's mapping when the send buffer lives in the sender's shared heap
- * (locus_shm_alloc), else process_vm_readv (CMA), else - when the kernel
- * refuses CMA - a pipelined copy through the ring. A sender that has sent 16
+ * (locus_shm_alloc), else process_vm_readv (CMA) or a pipelined copy through
+ * the ring, whichever moved bytes faster lately (LOCUS_SHM_CMA=auto; the
+ * pipeline also when the kernel refuses CMA). A sender that has sent 16
  * messages to a peer gets a per-pair "fast box" in the peer's capped pool (a
  * small single-producer ring that stays hot in cache); small messages then go
  * through it, still matched in send order, and each box has a one-cell

@@ -258,7 +258,7 @@ static bool try_send(locus_shm_ep_t *ep, locus_shm_req_t *r)
         if (in_my_heap(ep, r->buf, r->len, &rts.heap_off))
             rts.kind = RTS_HEAP;
         else
-            rts.kind = ep->cma_mode == 1 ? RTS_COPY : RTS_CMA;
+            rts.kind = ep->cma_mode == CMA_OFF ? RTS_COPY : RTS_CMA;
         h.type = MT_RTS;
         h.len = sizeof rts;
         h.tag = r->tag;
@@ -375,6 +375,25 @@ static locus_status_t cma_read(pid_t pid, void *dst, uint64_t addr, size_t n, in
     return LOCUS_OK;
 }
 
+/* Bytes per ns of one transfer, folded into a recent average. */
+static void rate_note(double *rate, size_t n, uint64_t ns)
+{
+    double x = (double)n / (double)(ns ? ns : 1);
+    *rate = *rate ? 0.75 * *rate + 0.25 * x : x;
+}
+
+/* Auto (shm_internal.h): CMA for this private-buffer rendezvous? */
+static bool auto_picks_cma(locus_shm_ep_t *ep)
+{
+    uint32_t k = ep->pulls_started++;
+    if (!ep->rate_cma)
+        return true;
+    if (!ep->rate_pipe)
+        return false;
+    bool cma = ep->rate_cma >= ep->rate_pipe;
+    return k % SHM_CMA_EXPLORE == 0 ? !cma : cma;
+}
+
 /* A matched rendezvous: single copy if we can, else ask for fragments. */
 static locus_status_t start_pull(locus_shm_ep_t *ep, locus_shm_req_t *r, int src, uint64_t tag,
                                  uint64_t msgid, const shm_rts_t *rts)
@@ -395,9 +414,14 @@ static locus_status_t start_pull(locus_shm_ep_t *ep, locus_shm_req_t *r, int src
         complete(ep, r, fin);
         return send_ctrl(ep, src, MT_FIN, msgid, 0);
     }
-    if (rts->kind == RTS_CMA && !ep->cma_bad[src]) {
+    bool cma = ep->cma_mode == CMA_ON || ep->cma_mode == CMA_EPERM ||
+               (ep->cma_mode == CMA_AUTO && auto_picks_cma(ep));
+    if (rts->kind == RTS_CMA && !ep->cma_bad[src] && cma) {
         int err = EPERM;
-        if (ep->cma_mode == 0 && (!n || cma_read(ep->pids[src], r->buf, rts->addr, n, &err) == LOCUS_OK)) {
+        uint64_t t0 = shm_now_ns();
+        if (ep->cma_mode != CMA_EPERM && (!n || cma_read(ep->pids[src], r->buf, rts->addr, n, &err) == LOCUS_OK)) {
+            if (n)
+                rate_note(&ep->rate_cma, n, shm_now_ns() - t0);
             complete(ep, r, fin);
             return send_ctrl(ep, src, MT_FIN, msgid, 0);
         }
@@ -408,13 +432,15 @@ static locus_status_t start_pull(locus_shm_ep_t *ep, locus_shm_req_t *r, int src
             return send_ctrl(ep, src, MT_FIN, msgid, 1);
         }
         ep->cma_bad[src] = true;
-        shm_note(ep, ep->cma_mode == 2
+        shm_note(ep, ep->cma_mode == CMA_EPERM
                          ? "CMA refusal simulated (LOCUS_SHM_CMA=eperm): pipelined copy through the ring used"
                          : "CMA (process_vm_readv) refused by the kernel (EPERM: ptrace restrictions): "
                            "pipelined copy through the ring used");
     }
     r->state = RS_PULL;
     r->done_bytes = 0;
+    if (!ep->pulls.head)
+        ep->pipe_last = shm_now_ns(); /* the pipeline starts moving bytes now */
     list_push(&ep->pulls, r);
     return send_ctrl(ep, src, MT_CTS_COPY, msgid, 0);
 }
@@ -508,6 +534,10 @@ static locus_status_t on_frag(locus_shm_ep_t *ep, const shmq_hdr_t *h)
         shmq_read(&ep->q[ep->rank], &ep->rx, 0, (unsigned char *)r->buf + off, n, copy_for(ep, h->src));
     }
     r->done_bytes += h->len;
+    /* Throughput, not one message's latency: several pulls may be in flight. */
+    uint64_t now = shm_now_ns();
+    rate_note(&ep->rate_pipe, h->len, now - ep->pipe_last);
+    ep->pipe_last = now;
     if (r->done_bytes == r->msg_len) {
         list_remove(&ep->pulls, r);
         complete(ep, r, r->msg_len > r->len ? LOCUS_ERR_TRUNCATED : LOCUS_OK);

@@ -62,6 +62,12 @@ void shm_copy(void *dst, const void *src, size_t n, int dir);
 /* Messages. */
 enum { MT_EAGER = 1, MT_RTS = 2, MT_FIN = 3, MT_CTS_COPY = 4, MT_FRAG = 5, MT_FBOX = 6 };
 enum { RTS_CMA = 1, RTS_HEAP = 2, RTS_COPY = 3 };
+enum { CMA_AUTO = 0, CMA_OFF = 1, CMA_EPERM = 2, CMA_ON = 3 }; /* LOCUS_SHM_CMA */
+/* Auto: a private-buffer rendezvous goes the way (CMA or the pipelined copy)
+ * that moved bytes faster lately, each measured first once, and the other way
+ * is tried again every SHM_CMA_EXPLORE-th one, so a change (load, placement,
+ * a sender slow to make progress) is noticed. */
+#define SHM_CMA_EXPLORE 256u
 typedef struct shm_rts {
     uint64_t len, addr, heap_off;
     uint64_t msgid; /* the sender's rendezvous id (FIN / CTS_COPY / FRAG quote it) */
@@ -177,7 +183,10 @@ struct locus_shm_ep {
     shm_unexp_t *unexp_head, *unexp_tail;
     locus_shm_req_t *free_reqs;
     uint64_t next_msgid;
-    int cma_mode;           /* 0 auto, 1 off, 2 eperm (simulate refusal) */
+    int cma_mode;           /* 0 auto, 1 off, 2 eperm (simulate refusal), 3 on */
+    double rate_cma, rate_pipe; /* auto: bytes/ns lately of each way (0 = not measured yet) */
+    uint64_t pipe_last;     /* auto: when the last fragment arrived (or the pipeline started) */
+    uint32_t pulls_started; /* private-buffer rendezvous received (auto's exploration) */
     bool *cma_bad;          /* per source: the kernel refused */
     bool *gone;             /* per peer: exited after finalize */
     bool *far;              /* per peer: on another L3 (copy hints) */

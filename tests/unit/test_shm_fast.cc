@@ -287,3 +287,38 @@ TEST(ShmFast, ReceiveFromAPeerThatLeftFailsAfterItsMessages)
                         }),
               0);
 }
+
+// Private-buffer rendezvous under LOCUS_SHM_CMA=auto measure both ways (CMA
+// first, then the pipelined copy, then the other way again every
+// SHM_CMA_EXPLORE-th) and keep the data intact whichever is taken; `on` and
+// `off` take only their own way.
+TEST(ShmCma, AutoMeasuresBothWaysOnOffKeepTheirOwn)
+{
+    for (const char *env : {"LOCUS_SHM_CMA=auto", "LOCUS_SHM_CMA=on", "LOCUS_SHM_CMA=off"}) {
+        int bad = run_procs(2, [env](locus_shm_ep_t *ep) -> int {
+            const size_t n = 200000;
+            const int count = SHM_CMA_EXPLORE + 8;
+            std::vector<unsigned char> b(n);
+            for (int i = 0; i < count; i++) {
+                if (locus_shm_rank(ep) == 0) {
+                    fill(b.data(), n, (uint32_t)i);
+                    CHILD_CHECK(locus_shm_send(ep, 1, i, b.data(), n) == LOCUS_OK);
+                } else {
+                    CHILD_CHECK(locus_shm_recv(ep, 0, i, b.data(), n, nullptr) == LOCUS_OK);
+                    CHILD_CHECK(check(b.data(), n, (uint32_t)i));
+                }
+            }
+            if (locus_shm_rank(ep) == 1) {
+                bool cma = ep->rate_cma > 0, pipe = ep->rate_pipe > 0;
+                if (!strcmp(env, "LOCUS_SHM_CMA=auto"))
+                    CHILD_CHECK(cma && pipe && ep->pulls_started == (uint32_t)count);
+                else if (!strcmp(env, "LOCUS_SHM_CMA=on"))
+                    CHILD_CHECK(cma && !pipe);
+                else
+                    CHILD_CHECK(!cma && pipe);
+            }
+            return 0;
+        }, env);
+        EXPECT_EQ(bad, 0) << env;
+    }
+}
