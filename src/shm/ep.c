@@ -414,9 +414,8 @@ static locus_status_t start_pull(locus_shm_ep_t *ep, locus_shm_req_t *r, int src
         complete(ep, r, fin);
         return send_ctrl(ep, src, MT_FIN, msgid, 0);
     }
-    bool cma = ep->cma_mode == CMA_ON || ep->cma_mode == CMA_EPERM ||
-               (ep->cma_mode == CMA_AUTO && auto_picks_cma(ep));
-    if (rts->kind == RTS_CMA && !ep->cma_bad[src] && cma) {
+    if (rts->kind == RTS_CMA && !ep->cma_bad[src] &&
+        (ep->cma_mode == CMA_AUTO ? auto_picks_cma(ep) : ep->cma_mode != CMA_OFF)) {
         int err = EPERM;
         uint64_t t0 = shm_now_ns();
         if (ep->cma_mode != CMA_EPERM && (!n || cma_read(ep->pids[src], r->buf, rts->addr, n, &err) == LOCUS_OK)) {

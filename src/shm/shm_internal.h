@@ -65,8 +65,10 @@ enum { RTS_CMA = 1, RTS_HEAP = 2, RTS_COPY = 3 };
 enum { CMA_AUTO = 0, CMA_OFF = 1, CMA_EPERM = 2, CMA_ON = 3 }; /* LOCUS_SHM_CMA */
 /* Auto: a private-buffer rendezvous goes the way (CMA or the pipelined copy)
  * that moved bytes faster lately, each measured first once, and the other way
- * is tried again every SHM_CMA_EXPLORE-th one, so a change (load, placement,
- * a sender slow to make progress) is noticed. */
+ * is tried again every SHM_CMA_EXPLORE-th one, so a change (load, placement)
+ * is noticed. The pipeline is measured per fragment (its throughput while
+ * pulls queue behind each other), so a sender slow to make progress shows only
+ * in a message's first fragment. */
 #define SHM_CMA_EXPLORE 256u
 typedef struct shm_rts {
     uint64_t len, addr, heap_off;
