@@ -100,26 +100,22 @@ def build_tools(build, work):
             subprocess.run(["mpicc." + mpi, "-O2", "-Wall", "-Wno-stringop-overflow", "-o", out,
                             src], check=True)
         tools[mpi] = out
-    csrc = os.path.join(HERE, "clping.c")
-    cm = os.path.join(build, "bin", "clping")
-    if not stale(cm, csrc):
-        tools["clping"] = cm
-    else:
-        out = os.path.join(work, "clping")
-        if stale(out, csrc):
-            subprocess.run(["cc", "-O2", "-std=gnu11", "-Wall", "-o", out, csrc], check=True)
-        tools["clping"] = out
+    tools["clping"] = local_tool(build, work, "clping", os.path.join(HERE, "clping.c"))
     fsrc = os.path.join(HERE, "..", "shm_floor.c")
-    fm = os.path.join(build, "bin", "shm_floor")
     if os.path.exists(fsrc):
-        if not stale(fm, fsrc):
-            tools["shm_floor"] = fm
-        else:
-            out = os.path.join(work, "shm_floor")
-            if stale(out, fsrc):
-                subprocess.run(["cc", "-O2", "-std=gnu11", "-Wall", "-o", out, fsrc], check=True)
-            tools["shm_floor"] = out
+        tools["shm_floor"] = local_tool(build, work, "shm_floor", fsrc)
     return tools
+
+
+def local_tool(build, work, name, src):
+    """BUILD/bin/NAME when it is newer than SRC, else SRC compiled into WORK."""
+    built = os.path.join(build, "bin", name)
+    if not stale(built, src):
+        return built
+    out = os.path.join(work, name)
+    if stale(out, src):
+        subprocess.run(["cc", "-O2", "-std=gnu11", "-Wall", "-o", out, src], check=True)
+    return out
 
 
 def locus_ready(locus):
@@ -341,37 +337,14 @@ def ucx_fn(row, tls, kind, size, iters):
     return fn
 
 
-def clping_fn(clping):
+def cmd_fn(cmd, timeout, metrics):
+    """A unit that runs cmd once; metrics(stdout) gives its figures."""
     def fn():
-        cmd = [clping, "--json"]
-        rc, out, err = run(cmd, timeout=60)
+        rc, out, err = run(cmd, timeout=timeout)
         raw = "$ %s\n%s\n--- stderr ---\n%s" % (" ".join(cmd), out, err)
         if rc != 0:
             return False, {}, raw, " ".join(cmd)
-        return True, pt.metrics_from_clping(pt.parse_clping(out)), raw, " ".join(cmd)
-    return fn
-
-
-def floor_fn(floor):
-    def fn():
-        cmd = [floor, "--reps", "11"]
-        rc, out, err = run(cmd, timeout=120)
-        raw = "$ %s\n%s\n--- stderr ---\n%s" % (" ".join(cmd), out, err)
-        if rc != 0:
-            return False, {}, raw, " ".join(cmd)
-        return True, pt.metrics_from_floor(pt.parse_shm_floor(out)), raw, " ".join(cmd)
-    return fn
-
-
-def copy_fn(locus, sizes):
-    def fn():
-        cmd = [locus, "bench", "copy", "--sizes", sizes_arg(sizes), "--reps", "5", "--no-pollution",
-               "--no-kernels"]
-        rc, out, err = run(cmd, timeout=180)
-        raw = "$ %s\n%s\n--- stderr ---\n%s" % (" ".join(cmd), out, err)
-        if rc != 0:
-            return False, {}, raw, " ".join(cmd)
-        return True, pt.metrics_from_copy(pt.parse_bench_copy(out)), raw, " ".join(cmd)
+        return True, metrics(out), raw, " ".join(cmd)
     return fn
 
 
@@ -410,11 +383,17 @@ def plan(args, tools, sizes, with_locus):
             for s in sizes[k]:
                 units.append(([row], "ucx %s %d" % (k, s),
                               ucx_fn(row, tls, k, s, max(UCX_ITERS[(k, s)] // div, 100))))
-    units.append(([pt.CL_ONE, pt.CL_TWO], "clping", clping_fn(tools["clping"])))
+    units.append(([pt.CL_ONE, pt.CL_TWO], "clping", cmd_fn(
+        [tools["clping"], "--json"], 60, lambda o: pt.metrics_from_clping(pt.parse_clping(o)))))
     if with_locus:
-        units.append(([pt.COPY_LIMIT], "copy limit", copy_fn(args.locus, sizes["bw"])))
+        units.append(([pt.COPY_LIMIT], "copy limit", cmd_fn(
+            [args.locus, "bench", "copy", "--sizes", sizes_arg(sizes["bw"]), "--reps", "5",
+             "--no-pollution", "--no-kernels"], 180,
+            lambda o: pt.metrics_from_copy(pt.parse_bench_copy(o)))))
     if "shm_floor" in tools:
-        units.append(([pt.RING_FLOOR], "shm_floor", floor_fn(tools["shm_floor"])))
+        units.append(([pt.RING_FLOOR], "shm_floor", cmd_fn(
+            [tools["shm_floor"], "--reps", "11"], 120,
+            lambda o: pt.metrics_from_floor(pt.parse_shm_floor(o)))))
     return units
 
 
