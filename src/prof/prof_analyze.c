@@ -9,12 +9,14 @@
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef struct {
     prof_session_t *s;
     prof_sym_t *sym;
     prof_result_t *r;
     size_t last_alloc;
+    uint64_t page; /* base page size (first-touch filters) */
 } ctx_t;
 
 /* ---------- naming ---------- */
@@ -317,7 +319,7 @@ static bool pageset_seen(pageset_t *ps, int pid, int64_t inst, uint64_t page)
 
 static int cmp_touch_time(const void *a, const void *b)
 {
-    const prof_touch_t *x = *(prof_touch_t *const *)a, *y = *(prof_touch_t *const *)b;
+    const prof_touch_t *x = a, *y = b;
     return x->time < y->time ? -1 : x->time > y->time;
 }
 
@@ -326,11 +328,11 @@ static bool first_fault(ctx_t *c, pageset_t *ps, uint64_t *budget, const prof_to
 {
     prof_alloc_t *a = alloc_at(c, t->pid, t->addr, t->time);
     int64_t inst = a ? (int64_t)(a - c->s->alloc.v) : -1;
-    if (ps->keys && pageset_seen(ps, t->pid, inst, t->addr >> 12))
+    if (ps->keys && pageset_seen(ps, t->pid, inst, t->addr / c->page))
         return false;
     if (!a || !budget)
         return true;
-    uint64_t pages = (a->size + 4095) / 4096 + 1; /* +1: an unaligned start */
+    uint64_t pages = (a->size + c->page - 1) / c->page + 1; /* +1: an unaligned start */
     if (budget[inst] >= pages)
         return false;
     budget[inst] += t->period;
@@ -365,18 +367,16 @@ static void touches(ctx_t *c)
 {
     prof_session_t *s = c->s;
     size_t n = s->touch.n;
-    prof_touch_t **order = malloc((n ? n : 1) * sizeof *order);
     uint64_t *budget = calloc(s->alloc.n ? s->alloc.n : 1, sizeof *budget);
     pageset_t ps = {0};
     /* without memory the filters are skipped, not the samples */
     if (!pageset_init(&ps, n))
         ps.keys = NULL;
-    for (size_t i = 0; order && i < n; i++)
-        order[i] = &s->touch.v[i];
-    if (order)
-        qsort(order, n, sizeof *order, cmp_touch_time);
+    /* the rings are drained per cpu: put the samples in time order first */
+    if (n)
+        qsort(s->touch.v, n, sizeof *s->touch.v, cmp_touch_time);
     for (size_t i = 0; i < n; i++) {
-        const prof_touch_t *t = order ? order[i] : &s->touch.v[i];
+        const prof_touch_t *t = &s->touch.v[i];
         if (first_fault(c, &ps, budget, t))
             touch_one(c, t);
         else
@@ -384,7 +384,6 @@ static void touches(ctx_t *c)
     }
     free(ps.keys);
     free(budget);
-    free(order);
     for (size_t v = 0; v < c->r->vars.n; v++)
         for (size_t k = 0; k < c->r->vars.v[v].ft_sites.n; k++) {
             prof_line_t *l = &c->r->vars.v[v].ft_sites.v[k];
@@ -503,7 +502,8 @@ static int cmp_var(const void *a, const void *b)
 void prof_analyze(prof_session_t *s, prof_result_t *r)
 {
     memset(r, 0, sizeof *r);
-    ctx_t c = {s, prof_sym_create(s), r, 0};
+    long pg = sysconf(_SC_PAGESIZE);
+    ctx_t c = {s, prof_sym_create(s), r, 0, pg > 0 ? (uint64_t)pg : 4096};
     if (!c.sym)
         return;
     for (size_t i = 0; i < s->alloc.n; i++)

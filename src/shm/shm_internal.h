@@ -185,7 +185,7 @@ struct locus_shm_ep {
     shm_unexp_t *unexp_head, *unexp_tail;
     locus_shm_req_t *free_reqs;
     uint64_t next_msgid;
-    int cma_mode;           /* 0 auto, 1 off, 2 eperm (simulate refusal), 3 on */
+    int cma_mode;           /* CMA_* (LOCUS_SHM_CMA) */
     double rate_cma, rate_pipe; /* auto: bytes/ns lately of each way (0 = not measured yet) */
     uint64_t pipe_last;     /* auto: when the last fragment arrived (or the pipeline started) */
     uint32_t pulls_started; /* private-buffer rendezvous received (auto's exploration) */
