@@ -242,7 +242,8 @@ static bool try_send(locus_shm_ep_t *ep, locus_shm_req_t *r)
         h.type = r->ctrl_type;
         h.aux = r->ctrl_aux;
         h.flags = r->proto;
-        return shmq_send(q, &ep->cached_head[d], &h, NULL, copy_near);
+        h.len = r->ctrl_type == MT_HELP ? sizeof r->ctrl_data : 0;
+        return shmq_send(q, &ep->cached_head[d], &h, h.len ? r->ctrl_data : NULL, copy_near);
     }
     if (r->proto == MT_EAGER) {
         h.type = MT_EAGER;
@@ -307,7 +308,8 @@ static void submit(locus_shm_ep_t *ep, locus_shm_req_t *r)
     list_push(l, r);
 }
 
-static locus_status_t send_ctrl(locus_shm_ep_t *ep, int dst, int type, uint64_t aux, int flags)
+static locus_status_t send_ctrl_data(locus_shm_ep_t *ep, int dst, int type, uint64_t aux, int flags,
+                                     uint64_t d0, uint64_t d1)
 {
     if (ep->gone[dst])
         return LOCUS_OK; /* it left; nobody waits for this */
@@ -318,8 +320,15 @@ static locus_status_t send_ctrl(locus_shm_ep_t *ep, int dst, int type, uint64_t 
     c->ctrl_type = (uint8_t)type;
     c->ctrl_aux = aux;
     c->proto = (uint8_t)flags;
+    c->ctrl_data[0] = d0;
+    c->ctrl_data[1] = d1;
     submit(ep, c);
     return LOCUS_OK;
+}
+
+static locus_status_t send_ctrl(locus_shm_ep_t *ep, int dst, int type, uint64_t aux, int flags)
+{
+    return send_ctrl_data(ep, dst, type, aux, flags, 0, 0);
 }
 
 static int progress_tx(locus_shm_ep_t *ep)
@@ -394,6 +403,102 @@ static bool auto_picks_cma(locus_shm_ep_t *ep)
     return k % SHM_CMA_EXPLORE == 0 ? !cma : cma;
 }
 
+/* ---------- split copy (shm_internal.h) ---------- */
+
+static locus_shm_req_t *find_by_msgid(shm_list_t *l, int peer, uint64_t msgid, bool recv)
+{
+    for (locus_shm_req_t *r = l->head; r; r = r->next)
+        if ((recv ? r->src : r->peer) == peer && r->msgid == msgid)
+            return r;
+    return NULL;
+}
+
+
+/* Pieces of an n-byte split message and their size: both sides compute it. */
+static uint32_t split_pieces(uint64_t n, uint64_t *piece)
+{
+    uint64_t k = n / SHM_SPLIT_PIECE;
+    k = k < 2 ? 2 : k > SHM_SPLIT_MAXPIECES ? SHM_SPLIT_MAXPIECES : k;
+    *piece = ((n + k - 1) / k + 63) & ~(uint64_t)63;
+    return (uint32_t)((n + *piece - 1) / *piece);
+}
+
+/* One piece of `job`, from the front (receiver) or the back (sender);
+ * UINT32_MAX once none is left or another job has begun. */
+static uint32_t split_claim(uint64_t *w, uint32_t job, bool back)
+{
+    uint64_t c = __atomic_load_n(w, __ATOMIC_ACQUIRE);
+    for (;;) {
+        uint32_t f = (uint32_t)(c >> 16) & 0xffffu, b = (uint32_t)c & 0xffffu;
+        if ((uint32_t)(c >> 32) != job || f >= b)
+            return UINT32_MAX;
+        uint64_t nc = back ? c - 1 : c + (1u << 16);
+        if (__atomic_compare_exchange_n(w, &c, nc, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+            return back ? b - 1 : f;
+    }
+}
+
+/* Copy every piece of `job` this side can claim (p: the receiver's line). */
+static uint32_t split_run(shm_proc_t *p, uint32_t job, unsigned char *dst, const unsigned char *src,
+                          uint64_t n, bool sender, int dir)
+{
+    uint64_t piece;
+    split_pieces(n, &piece);
+    uint32_t k, did = 0;
+    while ((k = split_claim(&p->split_claim, job, sender)) != UINT32_MAX) {
+        uint64_t off = (uint64_t)k * piece;
+        shm_copy(dst + off, src + off, n - off < piece ? n - off : piece, dir);
+        if (sender)
+            __atomic_fetch_add(&p->split_done, 1, __ATOMIC_RELEASE);
+        did++;
+    }
+    return did;
+}
+
+/* Receiver: offer src half of the copy, copy what it does not take, wait for
+ * the pieces it took. */
+static locus_status_t split_recv(locus_shm_ep_t *ep, int src, uint64_t msgid, unsigned char *dst,
+                                 uint64_t dst_off, const unsigned char *from, uint64_t n)
+{
+    shm_proc_t *me = &ep->procs[ep->rank];
+    uint64_t piece;
+    uint32_t pieces = split_pieces(n, &piece);
+    uint32_t job = ++ep->split_job ? ep->split_job : ++ep->split_job; /* 0 = never offered */
+    uint64_t base = __atomic_load_n(&me->split_done, __ATOMIC_RELAXED);
+    __atomic_store_n(&me->split_claim, (uint64_t)job << 32 | pieces, __ATOMIC_RELEASE);
+    /* If the offer cannot be posted now the sender never claims: we copy it all. */
+    (void)send_ctrl_data(ep, src, MT_HELP, msgid, 0, dst_off, job);
+    uint32_t mine = split_run(me, job, dst, from, n, false, 2 | (ep->far[src] ? SHM_COPY_FAR : 0));
+    uint64_t want = base + (pieces - mine), next = shm_now_ns() + 1000000;
+    while (__atomic_load_n(&me->split_done, __ATOMIC_ACQUIRE) != want) {
+        __builtin_ia32_pause();
+        if (shm_now_ns() < next)
+            continue;
+        next += 1000000;
+        if (shm_check_peers(ep) != LOCUS_OK) {
+            fail_all(ep);
+            return ep->fatal;
+        }
+    }
+    return LOCUS_OK;
+}
+
+/* Sender: the receiver of rendezvous r offers to share its copy. */
+static locus_status_t on_help(locus_shm_ep_t *ep, const shmq_hdr_t *h)
+{
+    uint64_t d[2], off_src, hb = ep->plan.heap_bytes;
+    locus_shm_req_t *r = find_by_msgid(&ep->rndv, h->src, h->aux, false);
+    if (h->len != sizeof d || !r || !in_my_heap(ep, r->buf, r->len, &off_src))
+        return set_corrupt(ep, h->src, "copy offer for a heap rendezvous this process did not start");
+    shmq_read(ep->cur_q, ep->cur_rx, 0, d, sizeof d, copy_near);
+    if (d[0] > hb || r->len > hb - d[0] || d[1] > UINT32_MAX)
+        return set_corrupt(ep, h->src, "copy offer outside the receiver's shared heap");
+    unsigned char *dst = ep->base + ep->lay.heaps + (uint64_t)h->src * hb + d[0];
+    ep->split_helped += split_run(&ep->procs[h->src], (uint32_t)d[1], dst, r->buf, r->len, true,
+                                  2 | (ep->far[h->src] ? SHM_COPY_FAR : 0));
+    return LOCUS_OK;
+}
+
 /* A matched rendezvous: single copy if we can, else ask for fragments. */
 static locus_status_t start_pull(locus_shm_ep_t *ep, locus_shm_req_t *r, int src, uint64_t tag,
                                  uint64_t msgid, const shm_rts_t *rts)
@@ -409,8 +514,15 @@ static locus_status_t start_pull(locus_shm_ep_t *ep, locus_shm_req_t *r, int src
         if (!hb || rts->heap_off > hb || rts->len > hb - rts->heap_off)
             return set_corrupt(ep, src, "heap offset outside the sender's shared heap");
         const unsigned char *p = ep->base + ep->lay.heaps + (uint64_t)src * hb + rts->heap_off;
-        if (n)
+        uint64_t dst_off;
+        if (ep->split_min && n >= ep->split_min && n == rts->len && !ep->gone[src] &&
+            in_my_heap(ep, r->buf, n, &dst_off)) {
+            locus_status_t st = split_recv(ep, src, msgid, r->buf, dst_off, p, n);
+            if (st)
+                return st;
+        } else if (n) {
             shm_copy(r->buf, p, n, 2 | (ep->far[src] ? SHM_COPY_FAR : 0));
+        }
         complete(ep, r, fin);
         return send_ctrl(ep, src, MT_FIN, msgid, 0);
     }
@@ -442,14 +554,6 @@ static locus_status_t start_pull(locus_shm_ep_t *ep, locus_shm_req_t *r, int src
         ep->pipe_last = shm_now_ns(); /* the pipeline starts moving bytes now */
     list_push(&ep->pulls, r);
     return send_ctrl(ep, src, MT_CTS_COPY, msgid, 0);
-}
-
-static locus_shm_req_t *find_by_msgid(shm_list_t *l, int peer, uint64_t msgid, bool recv)
-{
-    for (locus_shm_req_t *r = l->head; r; r = r->next)
-        if ((recv ? r->src : r->peer) == peer && r->msgid == msgid)
-            return r;
-    return NULL;
 }
 
 /* The payload of the eager message being handled: from its ring or box
@@ -551,6 +655,7 @@ static locus_status_t on_message(locus_shm_ep_t *ep, const shmq_hdr_t *h)
     case MT_EAGER: return on_eager(ep, h);
     case MT_RTS: return on_rts(ep, h);
     case MT_FRAG: return on_frag(ep, h);
+    case MT_HELP: return on_help(ep, h);
     case MT_FIN:
     case MT_CTS_COPY:
         if (!(r = find_by_msgid(&ep->rndv, h->src, h->aux, false)))

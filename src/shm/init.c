@@ -81,6 +81,7 @@ locus_status_t locus_shm_init(const locus_shm_opts_t *opts, locus_shm_ep_t **out
         return locus_err(LOCUS_ERR_NO_MEMORY, "shm endpoint");
     char job[64];
     int mode;
+    uint64_t split = 0;
     locus_status_t st = shm_bootstrap_ids(opts, &ep->rank, &ep->size, job, sizeof job);
     if (!st)
         st = shm_plan_layout(ep->size, opts, &ep->plan, &ep->lay);
@@ -88,6 +89,8 @@ locus_status_t locus_shm_init(const locus_shm_opts_t *opts, locus_shm_ep_t **out
         st = locus_shm_segment_name(job, ep->name, sizeof ep->name);
     if (!st)
         st = locus_tun_enum(LOCUS_TUN_SHM_CMA, &mode);
+    if (!st)
+        st = locus_tun_size(LOCUS_TUN_SHM_SPLIT, &split);
     if (!st)
         st = alloc_private(ep);
     if (!st)
@@ -97,6 +100,7 @@ locus_status_t locus_shm_init(const locus_shm_opts_t *opts, locus_shm_ep_t **out
         return st;
     }
     ep->cma_mode = mode;
+    ep->split_min = split;
     shm_proc_t *me = &ep->procs[ep->rank];
     for (int r = 0; r < ep->size; r++) {
         shmq_view(&ep->q[r], ep->base + ep->lay.queues + (uint64_t)r * ep->lay.queue_stride,

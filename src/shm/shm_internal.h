@@ -39,8 +39,25 @@ typedef struct shm_proc {
     uint64_t barrier;
     uint32_t fbox_used; /* fast boxes of my pool claimed by senders (CAS, never freed) */
     uint32_t _pad32;
-    uint64_t _pad[4];
+    uint64_t split_claim; /* split copy into my heap: job(32) | front(16) | back(16), see below */
+    uint64_t split_done;  /* pieces its sender finished (the sender adds, release) */
+    uint64_t _pad[2];
 } shm_proc_t;
+
+/* Split copy (heap to heap, >= LOCUS_SHM_SPLIT): one core's copy runs at its
+ * cache's copy limit here, and two cores copying disjoint halves reach ~1.9x
+ * (bench/split_probe.c), so the receiver of a large heap rendezvous whose
+ * buffer is in its own heap shares the copy with the sender, which is waiting
+ * for FIN anyway. The receiver cuts the message into pieces, publishes
+ * split_claim = {job, 0, pieces} and tells the sender (MT_HELP: destination
+ * offset and job); it takes pieces from the front, the sender from the back,
+ * each by CAS on split_claim, so a sender that is busy elsewhere never delays
+ * the receiver: it just copies everything itself. Once the pieces run out the
+ * receiver waits only for pieces the sender already claimed (a claimant never
+ * waits between claim and split_done), then completes and sends FIN. Jobs are
+ * numbered per receiver, so a late MT_HELP finds its job over. */
+#define SHM_SPLIT_PIECE (128u << 10) /* smallest piece */
+#define SHM_SPLIT_MAXPIECES 32u
 
 /* Byte offsets inside the segment (derived from the plan). */
 typedef struct shm_layout {
@@ -60,7 +77,7 @@ locus_status_t shm_plan_layout(int nprocs, const locus_shm_opts_t *opts, locus_s
 void shm_copy(void *dst, const void *src, size_t n, int dir);
 
 /* Messages. */
-enum { MT_EAGER = 1, MT_RTS = 2, MT_FIN = 3, MT_CTS_COPY = 4, MT_FRAG = 5, MT_FBOX = 6 };
+enum { MT_EAGER = 1, MT_RTS = 2, MT_FIN = 3, MT_CTS_COPY = 4, MT_FRAG = 5, MT_FBOX = 6, MT_HELP = 7 };
 enum { RTS_CMA = 1, RTS_HEAP = 2, RTS_COPY = 3 };
 enum { CMA_AUTO = 0, CMA_OFF = 1, CMA_EPERM = 2, CMA_ON = 3 }; /* LOCUS_SHM_CMA */
 /* Auto: a private-buffer rendezvous goes the way (CMA or the pipelined copy)
@@ -91,6 +108,7 @@ struct locus_shm_req {
     int src;              /* receive: actual source */
     uint64_t msgid;       /* rendezvous id (sender's) */
     uint64_t ctrl_aux;
+    uint64_t ctrl_data[2]; /* control payload (MT_HELP) */
     struct locus_shm_req *next, *prev;
 };
 
@@ -189,6 +207,9 @@ struct locus_shm_ep {
     double rate_cma, rate_pipe; /* auto: bytes/ns lately of each way (0 = not measured yet) */
     uint64_t pipe_last;     /* auto: when the last fragment arrived (or the pipeline started) */
     uint32_t pulls_started; /* private-buffer rendezvous received (auto's exploration) */
+    uint64_t split_min;     /* LOCUS_SHM_SPLIT: smallest heap-to-heap message copied by both sides; 0 = never */
+    uint32_t split_job;     /* split copies this process has offered (job numbers) */
+    uint64_t split_helped;  /* pieces this process copied as the sender (tests, stats) */
     bool *cma_bad;          /* per source: the kernel refused */
     bool *gone;             /* per peer: exited after finalize */
     bool *far;              /* per peer: on another L3 (copy hints) */

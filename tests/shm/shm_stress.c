@@ -138,11 +138,12 @@ int main(int argc, char **argv)
     locus_shm_opts_init(&o);
     o.heap_bytes = 0;
     locus_shm_ep_t *ep;
-    /* Peers with an odd rank difference send from the shared heap. */
+    /* Peers with an odd rank difference send from and receive into the shared
+     * heap (one plain copy, large ones split between both sides). */
     int size_env = getenv("LOCUS_SIZE") ? atoi(getenv("LOCUS_SIZE")) : 2;
     if (size_env < 2 && getenv("OMPI_COMM_WORLD_LOCAL_SIZE"))
         size_env = atoi(getenv("OMPI_COMM_WORLD_LOCAL_SIZE"));
-    o.heap_bytes = (uint64_t)((size_env + 1) / 2) * ((cap + 4095) & ~(size_t)4095) + 65536;
+    o.heap_bytes = (uint64_t)(size_env + 1) * ((cap + 4095) & ~(size_t)4095) + 65536;
     locus_status_t st = locus_shm_init(&o, &ep);
     if (st)
         return fail_lib(-1, "init", st);
@@ -162,7 +163,7 @@ int main(int argc, char **argv)
             continue;
         p[r].heap = (r - me) & 1;
         p[r].sbuf = p[r].heap ? locus_shm_alloc(ep, cap) : malloc(cap);
-        p[r].rbuf = malloc(cap);
+        p[r].rbuf = p[r].heap ? locus_shm_alloc(ep, cap) : malloc(cap);
         if (!p[r].sbuf || !p[r].rbuf) {
             fprintf(stderr, "rank %d: buffers: %s\n", me, locus_last_error());
             return 2;

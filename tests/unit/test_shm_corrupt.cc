@@ -162,6 +162,7 @@ int expect_corrupt(locus_shm_ep_t *ep, int mode, int culprit, const char *why)
 
 struct Attack {
     int procs = 2;
+    uint64_t heap = 0;   // shared heap per process
     int culprit = 1;     // the rank the error must name
     const char *why = ""; // what the error must say
     std::function<int(locus_shm_ep_t *)> victim_setup; // rank 0, before the receive (optional)
@@ -186,7 +187,7 @@ int run_attack(const Attack &a)
             char b[8];
             locus_shm_recv(ep, 0, T_LEAVE, b, sizeof b, nullptr); // ends when rank 0 exits
             return 0;
-        });
+        }, nullptr, a.heap);
         if (bad)
             fprintf(stderr, "  (receive mode %d)\n", mode);
         failed += bad;
@@ -519,4 +520,37 @@ TEST(ShmFbox, BoxAndRingMergeInPairOrder)
     close(pfd[0]);
     close(pfd[1]);
     EXPECT_EQ(bad, 0);
+}
+
+// 10. A split-copy offer (MT_HELP) that does not fit: for a rendezvous the
+// victim never started, and with a destination outside the offering
+// receiver's heap (the victim, as sender, would copy its share there).
+TEST(ShmSplit, HostileCopyOfferIsRejected)
+{
+    constexpr uint64_t heap = 4u << 20;
+    constexpr size_t big = 1u << 20;
+    struct Case { uint64_t msgid, off; };
+    for (Case c : {Case{99, 0}, Case{1, heap - big / 2}, Case{1, UINT64_MAX - 8}}) {
+        Attack a;
+        a.heap = heap;
+        a.why = "copy offer";
+        a.victim_setup = [](locus_shm_ep_t *ep) -> int {
+            void *b = locus_shm_alloc(ep, big);
+            CHILD_CHECK(b != nullptr);
+            locus_shm_req_t *r; // its first rendezvous: msgid 1
+            CHILD_CHECK(locus_shm_isend(ep, 1, T_BIG, b, big, &r) == LOCUS_OK);
+            uint64_t go = 1;
+            CHILD_CHECK(locus_shm_send(ep, 1, T_ACK, &go, sizeof go) == LOCUS_OK);
+            return 0;
+        };
+        a.attack = [c](locus_shm_ep_t *ep) -> int {
+            uint64_t go;
+            CHILD_CHECK(locus_shm_recv(ep, 0, T_ACK, &go, sizeof go, nullptr) == LOCUS_OK);
+            uint64_t d[2] = {c.off, 1};
+            CHILD_CHECK(ring_post(ep, hdr(1, MT_HELP, c.msgid, sizeof d, 0), d));
+            sentinel(ep, false);
+            return 0;
+        };
+        EXPECT_EQ(run_attack(a), 0) << "msgid " << c.msgid << " offset " << c.off;
+    }
 }

@@ -1,0 +1,153 @@
+// Split copy: a heap-to-heap rendezvous of >= LOCUS_SHM_SPLIT bytes whose
+// receive buffer is in the receiver's shared heap is copied by both sides
+// (the receiver from the front, the sender from the back, pieces claimed by
+// CAS). What must hold: every byte arrives, both sides really copy, a sender
+// that does not progress never holds the receiver up, and only what qualifies
+// is split.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstring>
+#include <vector>
+
+#include <locus/locus.h>
+
+#include "shm_procs.h"
+
+extern "C" {
+#include "shm/shm_internal.h"
+}
+
+using shmtest::run_procs;
+
+namespace {
+
+constexpr uint64_t kHeap = 40ull << 20;
+
+unsigned char pattern(size_t i, size_t msg) { return (unsigned char)(i * 131 + msg * 17 + (i >> 12)); }
+
+void fill(unsigned char *p, size_t n, size_t msg)
+{
+    for (size_t i = 0; i < n; i++)
+        p[i] = pattern(i, msg);
+}
+
+// The first byte that differs from the pattern, or n.
+size_t first_bad(const unsigned char *p, size_t n, size_t msg)
+{
+    for (size_t i = 0; i < n; i++)
+        if (p[i] != pattern(i, msg))
+            return i;
+    return n;
+}
+
+// Sizes around the piece boundaries; the first is one byte short of the
+// default threshold (not split), one goes to a private buffer (not split).
+const size_t kSizes[] = {(256u << 10) - 1, 256u << 10, (1u << 20) + 37, (4u << 20) + 64, (6u << 20) + 1};
+
+} // namespace
+
+TEST(ShmSplit, EveryByteArrivesAndBothSidesCopy)
+{
+    int bad = run_procs(2, [](locus_shm_ep_t *ep) -> int {
+        int me = locus_shm_rank(ep);
+        size_t cap = 7u << 20;
+        unsigned char *heap = (unsigned char *)locus_shm_alloc(ep, cap);
+        std::vector<unsigned char> priv(cap);
+        CHILD_CHECK(heap != nullptr);
+        const int rounds = 8;
+        uint64_t splits = 0;
+        for (int round = 0; round < rounds; round++)
+            for (size_t k = 0; k < sizeof kSizes / sizeof *kSizes; k++) {
+                size_t n = kSizes[k], msg = round * 16 + k;
+                bool to_private = k == 2 && round % 2; // same size into a malloc buffer
+                if (me == 0) {
+                    fill(heap, n, msg);
+                    CHILD_CHECK(locus_shm_send(ep, 1, msg, heap, n) == LOCUS_OK);
+                } else {
+                    unsigned char *dst = to_private ? priv.data() : heap;
+                    memset(dst, 0xee, n + 64);
+                    locus_shm_info_t info;
+                    CHILD_CHECK(locus_shm_recv(ep, 0, msg, dst, cap, &info) == LOCUS_OK);
+                    CHILD_CHECK(info.len == n);
+                    size_t at = first_bad(dst, n, msg);
+                    if (at != n)
+                        fprintf(stderr, "message %zu (%zu B): byte %zu wrong\n", msg, n, at);
+                    CHILD_CHECK(at == n);
+                    CHILD_CHECK(dst[n] == 0xee); // nothing written past the message
+                    splits += !to_private && n >= (256u << 10);
+                }
+                // Both ranks wait here, so rank 0 reuses its buffer only after the receive.
+                CHILD_CHECK(locus_shm_barrier(ep) == LOCUS_OK);
+            }
+        if (me == 1) {
+            // One offer per qualifying message: not the short one, not into malloc.
+            CHILD_CHECK(ep->split_job == splits);
+            CHILD_CHECK(ep->split_helped == 0);
+        } else {
+            // The sender waits in locus_shm_send, so it takes pieces of most
+            // messages; a missing sender side would leave this 0.
+            CHILD_CHECK(ep->split_helped > 0);
+            fprintf(stderr, "sender copied %llu pieces\n", (unsigned long long)ep->split_helped);
+        }
+        return 0;
+    }, nullptr, kHeap);
+    EXPECT_EQ(bad, 0);
+}
+
+// The sender posts the message and then does not call the library again
+// until the receiver says (through its own heap, no message) that it has the
+// data: a receiver that waited for the sender's share would never finish.
+TEST(ShmSplit, SenderThatDoesNotProgressDoesNotHoldTheReceiver)
+{
+    int bad = run_procs(2, [](locus_shm_ep_t *ep) -> int {
+        int me = locus_shm_rank(ep);
+        size_t n = 4u << 20;
+        unsigned char *buf = (unsigned char *)locus_shm_alloc(ep, n + 64);
+        CHILD_CHECK(buf != nullptr);
+        uint64_t hb = ep->plan.heap_bytes;
+        // The flag: the last word of rank 1's heap, seen by rank 0 directly.
+        volatile uint64_t *flag = (volatile uint64_t *)(ep->base + ep->lay.heaps + 1 * hb + hb - 64);
+        if (me == 0) {
+            fill(buf, n, 7);
+            locus_shm_req_t *r;
+            CHILD_CHECK(locus_shm_isend(ep, 1, 7, buf, n, &r) == LOCUS_OK);
+            auto t0 = std::chrono::steady_clock::now();
+            while (__atomic_load_n(flag, __ATOMIC_ACQUIRE) != 1) {
+                if (std::chrono::steady_clock::now() - t0 > std::chrono::seconds(10)) {
+                    fprintf(stderr, "the receiver waited for a sender that does not progress\n");
+                    return 1;
+                }
+            }
+            CHILD_CHECK(locus_shm_wait(ep, r, nullptr) == LOCUS_OK);
+            CHILD_CHECK(ep->split_helped == 0);
+        } else {
+            CHILD_CHECK(locus_shm_recv(ep, 0, 7, buf, n + 64, nullptr) == LOCUS_OK);
+            CHILD_CHECK(first_bad(buf, n, 7) == n);
+            CHILD_CHECK(ep->split_job == 1);
+            __atomic_store_n(flag, 1, __ATOMIC_RELEASE);
+        }
+        return 0;
+    }, nullptr, kHeap);
+    EXPECT_EQ(bad, 0);
+}
+
+// LOCUS_SHM_SPLIT=0 turns it off: the receiver copies alone.
+TEST(ShmSplit, TunableZeroTurnsItOff)
+{
+    int bad = run_procs(2, [](locus_shm_ep_t *ep) -> int {
+        size_t n = 2u << 20;
+        unsigned char *buf = (unsigned char *)locus_shm_alloc(ep, n);
+        CHILD_CHECK(buf != nullptr);
+        if (locus_shm_rank(ep) == 0) {
+            fill(buf, n, 3);
+            CHILD_CHECK(locus_shm_send(ep, 1, 3, buf, n) == LOCUS_OK);
+        } else {
+            CHILD_CHECK(locus_shm_recv(ep, 0, 3, buf, n, nullptr) == LOCUS_OK);
+            CHILD_CHECK(first_bad(buf, n, 3) == n);
+            CHILD_CHECK(ep->split_job == 0);
+        }
+        return 0;
+    }, "LOCUS_SHM_SPLIT=0", kHeap);
+    EXPECT_EQ(bad, 0);
+}
