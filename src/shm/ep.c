@@ -104,6 +104,7 @@ static void fail_all(locus_shm_ep_t *ep)
     fail_list(ep, &ep->rndv, ep->fatal);
     fail_list(ep, &ep->posted, ep->fatal);
     fail_list(ep, &ep->pulls, ep->fatal);
+    fail_list(ep, &ep->refs, ep->fatal);
 }
 
 static locus_status_t set_corrupt(locus_shm_ep_t *ep, int src, const char *what)
@@ -118,6 +119,28 @@ static locus_status_t set_corrupt(locus_shm_ep_t *ep, int src, const char *what)
 }
 
 static int progress_rx(locus_shm_ep_t *ep);
+
+/* Sends by reference (shm_internal.h) whose box head has passed them are
+ * done; peer -1 = every peer. */
+static int refs_check(locus_shm_ep_t *ep, int peer)
+{
+    int did = 0;
+    for (locus_shm_req_t *r = ep->refs.head, *nx; r; r = nx) {
+        nx = r->next;
+        if (peer >= 0 && r->peer != peer)
+            continue;
+        shm_fbtx_t *f = &ep->fbtx[r->peer];
+        /* r->msgid: the box position after the message; head only grows. */
+        if (f->cached_head < r->msgid)
+            f->cached_head = __atomic_load_n(f->q.head, __ATOMIC_ACQUIRE);
+        if (f->cached_head < r->msgid)
+            continue;
+        list_remove(&ep->refs, r);
+        complete(ep, r, LOCUS_OK);
+        did++;
+    }
+    return did;
+}
 
 /* `peer` finalized and exited: everything it sent is in our ring and its box
  * by now, so hand that out first; what is still waiting for it after that
@@ -141,6 +164,14 @@ void shm_fail_peer_ops(locus_shm_ep_t *ep, int peer)
         nx = r->next;
         if (r->peer == peer) {
             list_remove(&ep->rndv, r);
+            complete(ep, r, LOCUS_ERR_PEER_FAILED);
+        }
+    }
+    refs_check(ep, peer); /* what it consumed before leaving is delivered */
+    for (locus_shm_req_t *r = ep->refs.head, *nx; r; r = nx) {
+        nx = r->next;
+        if (r->peer == peer) {
+            list_remove(&ep->refs, r);
             complete(ep, r, LOCUS_ERR_PEER_FAILED);
         }
     }
@@ -560,7 +591,9 @@ static locus_status_t start_pull(locus_shm_ep_t *ep, locus_shm_req_t *r, int src
  * cells, or from the copy taken out of a mailbox. */
 static void eager_payload(locus_shm_ep_t *ep, int src, void *dst, size_t n)
 {
-    if (ep->cur_mb)
+    if (ep->cur_ref)
+        shm_copy(dst, ep->cur_ref, n, 2 | (ep->far[src] ? SHM_COPY_FAR : 0));
+    else if (ep->cur_mb)
         locus_copy_tiny(dst, ep->cur_mb, n);
     else
         shmq_read(ep->cur_q, ep->cur_rx, 0, dst, n, copy_for(ep, src));
@@ -595,6 +628,24 @@ static locus_status_t on_eager(locus_shm_ep_t *ep, const shmq_hdr_t *h)
         ep->unexp_head = u;
     ep->unexp_tail = u;
     return LOCUS_OK;
+}
+
+/* An eager message whose payload stays in the sender's heap (shm_internal.h). */
+static locus_status_t on_ref(locus_shm_ep_t *ep, const shmq_hdr_t *h)
+{
+    uint64_t d[2], hb = ep->plan.heap_bytes;
+    if (h->len != sizeof d || ep->cur_q == &ep->q[ep->rank])
+        return set_corrupt(ep, h->src, "reference message of the wrong size or not through a fast box");
+    shmq_read(ep->cur_q, ep->cur_rx, 0, d, sizeof d, copy_near);
+    if (d[0] > hb || d[1] > hb - d[0] || d[1] > ep->plan.eager_bytes)
+        return set_corrupt(ep, h->src, "reference outside the sender's shared heap or above LOCUS_SHM_EAGER");
+    shmq_hdr_t e = *h;
+    e.len = (uint32_t)d[1];
+    ep->cur_ref = ep->base + ep->lay.heaps + (uint64_t)h->src * hb + d[0];
+    locus_status_t st = on_eager(ep, &e);
+    ep->cur_ref = NULL;
+    ep->ref_taken = true;
+    return st;
 }
 
 static locus_status_t on_rts(locus_shm_ep_t *ep, const shmq_hdr_t *h)
@@ -656,6 +707,7 @@ static locus_status_t on_message(locus_shm_ep_t *ep, const shmq_hdr_t *h)
     case MT_RTS: return on_rts(ep, h);
     case MT_FRAG: return on_frag(ep, h);
     case MT_HELP: return on_help(ep, h);
+    case MT_REF: return on_ref(ep, h);
     case MT_FIN:
     case MT_CTS_COPY:
         if (!(r = find_by_msgid(&ep->rndv, h->src, h->aux, false)))
@@ -821,14 +873,14 @@ static int drain(locus_shm_ep_t *ep, shmq_t *q, shmq_rx_t *rx, int owner)
             prefetch_next(q, rx, h.len);
         }
         if (corrupt || h.len > q->max_len || h.src >= ep->size || h.src == ep->rank ||
-            (owner >= 0 && (h.src != owner || (h.type != MT_EAGER && h.type != MT_RTS)))) {
+            (owner >= 0 && (h.src != owner || (h.type != MT_EAGER && h.type != MT_RTS && h.type != MT_REF)))) {
             /* A box is written by its owner only: blame it, not the forged src. */
             set_corrupt(ep, owner >= 0 ? owner : h.src,
                         owner >= 0 ? "fast box header out of range or not from its sender"
                                    : "header length or source out of range");
             return n;
         }
-        if (h.type == MT_EAGER || h.type == MT_RTS) {
+        if (h.type == MT_EAGER || h.type == MT_RTS || h.type == MT_REF) {
             /* Pair order across ring and box. */
             if (__builtin_expect(h.aux != ep->rxseq[h.src], 0)) {
                 if (owner >= 0 && h.aux > ep->rxseq[h.src])
@@ -853,6 +905,9 @@ static int drain(locus_shm_ep_t *ep, shmq_t *q, shmq_rx_t *rx, int owner)
         shmq_publish_head(q, rx);
         if (box && box->mb_unfreed)
             mailbox_free_all(ep);
+    } else if (ep->ref_taken) {
+        ep->ref_taken = false;
+        shmq_publish_head(q, rx); /* completes the sends by reference */
     }
     return n;
 }
@@ -906,6 +961,8 @@ locus_status_t locus_shm_progress(locus_shm_ep_t *ep)
     int did = progress_rx(ep);
     if (!ep->fatal && ep->nactive)
         did += progress_tx(ep);
+    if (!ep->fatal && ep->refs.head)
+        did += refs_check(ep, -1);
     idle_tick(ep, did);
     return ep->fatal ? fatal_err(ep) : LOCUS_OK;
 }
@@ -920,8 +977,26 @@ static locus_status_t check_peer_arg(const locus_shm_ep_t *ep, int peer, bool an
     return LOCUS_OK;
 }
 
-locus_status_t locus_shm_isend(locus_shm_ep_t *ep, int dst, uint64_t tag, const void *buf,
-                               size_t len, locus_shm_req_t **req)
+/* Post r by reference (shm_internal.h) if its buffer is in my heap and its
+ * destination's box is open with room; false = send it the usual way. */
+static bool send_ref(locus_shm_ep_t *ep, locus_shm_req_t *r)
+{
+    shm_fbtx_t *f = &ep->fbtx[r->peer];
+    uint64_t d[2] = {0, r->len}, pos;
+    if (f->state != FB_OPEN || !in_my_heap(ep, r->buf, r->len, &d[0]) ||
+        !shmq_claim_sp(&f->q, &f->tail, &f->cached_head, sizeof d, &pos))
+        return false;
+    shmq_hdr_t h = {.src = (uint16_t)ep->rank, .type = MT_REF, .len = sizeof d, .tag = r->tag, .aux = f->seq++};
+    shmq_post(&f->q, pos, &h, d, copy_near);
+    r->state = RS_WAIT_REF;
+    r->msgid = f->tail;
+    list_push(&ep->refs, r);
+    ep->ref_sent++;
+    return true;
+}
+
+static locus_status_t isend(locus_shm_ep_t *ep, int dst, uint64_t tag, const void *buf, size_t len,
+                            locus_shm_req_t **req, bool by_ref)
 {
     locus_status_t st = check_peer_arg(ep, dst, false, "destination rank");
     if (st)
@@ -946,6 +1021,9 @@ locus_status_t locus_shm_isend(locus_shm_ep_t *ep, int dst, uint64_t tag, const 
     r->len = len;
     r->proto = len <= ep->plan.eager_bytes ? MT_EAGER : MT_RTS;
     *req = r;
+    if (by_ref && len >= ep->ref_min && ep->ref_min && r->proto == MT_EAGER && !ep->sendq[dst].head &&
+        send_ref(ep, r))
+        return LOCUS_OK;
     if (r->proto == MT_EAGER && !ep->sendq[dst].head) {
         /* Eager with nothing queued ahead: straight into the box or ring. */
         shmq_hdr_t h = {.src = (uint16_t)ep->rank, .type = MT_EAGER, .len = (uint32_t)len, .tag = tag};
@@ -959,6 +1037,12 @@ locus_status_t locus_shm_isend(locus_shm_ep_t *ep, int dst, uint64_t tag, const 
     submit(ep, r);
     *req = r;
     return LOCUS_OK;
+}
+
+locus_status_t locus_shm_isend(locus_shm_ep_t *ep, int dst, uint64_t tag, const void *buf,
+                               size_t len, locus_shm_req_t **req)
+{
+    return isend(ep, dst, tag, buf, len, req, true);
 }
 
 locus_status_t locus_shm_irecv(locus_shm_ep_t *ep, int src, uint64_t tag, void *buf,
@@ -1248,7 +1332,8 @@ static __attribute__((noinline)) locus_status_t send_slow(locus_shm_ep_t *ep, in
                                                           const void *buf, size_t len)
 {
     locus_shm_req_t *r;
-    locus_status_t st = locus_shm_isend(ep, dst, tag, buf, len, &r);
+    /* A blocking send completes on its own (eager): never by reference. */
+    locus_status_t st = isend(ep, dst, tag, buf, len, &r, false);
     return st ? st : locus_shm_wait(ep, r, NULL);
 }
 
@@ -1304,4 +1389,13 @@ locus_status_t locus_shm_barrier(locus_shm_ep_t *ep)
         }
     }
     return LOCUS_OK;
+}
+
+/* Publish every head I read past (finalize: senders by reference complete
+ * from them after I left). */
+void shm_publish_heads(locus_shm_ep_t *ep)
+{
+    for (int k = 0; k < ep->nfbrx; k++)
+        shmq_publish_head(&ep->fbrx[k].q, &ep->fbrx[k].rx);
+    shmq_publish_head(&ep->q[ep->rank], &ep->rx);
 }

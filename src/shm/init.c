@@ -81,7 +81,7 @@ locus_status_t locus_shm_init(const locus_shm_opts_t *opts, locus_shm_ep_t **out
         return locus_err(LOCUS_ERR_NO_MEMORY, "shm endpoint");
     char job[64];
     int mode;
-    uint64_t split = 0;
+    uint64_t split = 0, ref = 0;
     locus_status_t st = shm_bootstrap_ids(opts, &ep->rank, &ep->size, job, sizeof job);
     if (!st)
         st = shm_plan_layout(ep->size, opts, &ep->plan, &ep->lay);
@@ -92,6 +92,8 @@ locus_status_t locus_shm_init(const locus_shm_opts_t *opts, locus_shm_ep_t **out
     if (!st)
         st = locus_tun_size(LOCUS_TUN_SHM_SPLIT, &split);
     if (!st)
+        st = locus_tun_size(LOCUS_TUN_SHM_REF, &ref);
+    if (!st)
         st = alloc_private(ep);
     if (!st)
         st = shm_segment_attach(ep, opts);
@@ -101,6 +103,7 @@ locus_status_t locus_shm_init(const locus_shm_opts_t *opts, locus_shm_ep_t **out
     }
     ep->cma_mode = mode;
     ep->split_min = split;
+    ep->ref_min = ref;
     shm_proc_t *me = &ep->procs[ep->rank];
     for (int r = 0; r < ep->size; r++) {
         shmq_view(&ep->q[r], ep->base + ep->lay.queues + (uint64_t)r * ep->lay.queue_stride,
@@ -135,8 +138,10 @@ locus_status_t locus_shm_finalize(locus_shm_ep_t *ep)
     while (!ep->fatal && ep->nactive)
         if ((st = locus_shm_progress(ep)))
             break;
-    if (ep->base)
+    if (ep->base) {
+        shm_publish_heads(ep);
         __atomic_store_n(&ep->procs[ep->rank].state, PROC_FINALIZED, __ATOMIC_RELEASE);
+    }
     shm_segment_detach(ep);
     ep_free(ep);
     return st;

@@ -77,7 +77,7 @@ locus_status_t shm_plan_layout(int nprocs, const locus_shm_opts_t *opts, locus_s
 void shm_copy(void *dst, const void *src, size_t n, int dir);
 
 /* Messages. */
-enum { MT_EAGER = 1, MT_RTS = 2, MT_FIN = 3, MT_CTS_COPY = 4, MT_FRAG = 5, MT_FBOX = 6, MT_HELP = 7 };
+enum { MT_EAGER = 1, MT_RTS = 2, MT_FIN = 3, MT_CTS_COPY = 4, MT_FRAG = 5, MT_FBOX = 6, MT_HELP = 7, MT_REF = 8 };
 enum { RTS_CMA = 1, RTS_HEAP = 2, RTS_COPY = 3 };
 enum { CMA_AUTO = 0, CMA_OFF = 1, CMA_EPERM = 2, CMA_ON = 3 }; /* LOCUS_SHM_CMA */
 /* Auto: a private-buffer rendezvous goes the way (CMA or the pipelined copy)
@@ -94,7 +94,18 @@ typedef struct shm_rts {
 } shm_rts_t;
 
 enum { RQ_SEND = 1, RQ_RECV = 2, RQ_CTRL = 3 };
-enum { RS_QUEUED = 0, RS_WAIT_FIN, RS_FRAGS, RS_PULL, RS_POSTED, RS_DONE };
+enum { RS_QUEUED = 0, RS_WAIT_FIN, RS_FRAGS, RS_PULL, RS_POSTED, RS_WAIT_REF, RS_DONE };
+
+/* By reference (LOCUS_SHM_REF): a non-blocking send of an eager-sized message
+ * from the sender's shared heap, to a peer whose fast box it holds, posts only
+ * {heap offset, length} (MT_REF, one cell) instead of copying the payload into
+ * the box. The receiver treats it as an eager message whose payload it reads
+ * from the sender's heap: one copy instead of two, and no payload lines pass
+ * through the box. The send completes once the receiver has consumed it (into
+ * the posted receive, or into an unexpected buffer: matching is not waited
+ * for), which the sender reads off the box's published head: no extra shared
+ * word. The receiver publishes its head after every drain that consumed one. A
+ * blocking locus_shm_send keeps the eager copy (it completes on its own). */
 
 struct locus_shm_req {
     uint8_t kind, state, proto, ctrl_type;
@@ -210,6 +221,11 @@ struct locus_shm_ep {
     uint64_t split_min;     /* LOCUS_SHM_SPLIT: smallest heap-to-heap message copied by both sides; 0 = never */
     uint32_t split_job;     /* split copies this process has offered (job numbers) */
     uint64_t split_helped;  /* pieces this process copied as the sender (tests, stats) */
+    uint64_t ref_min;       /* LOCUS_SHM_REF: smallest heap isend posted by reference; 0 = never */
+    shm_list_t refs;        /* sends by reference waiting for their box head to pass (send order) */
+    const unsigned char *cur_ref; /* payload of the MT_REF being handled (in the sender's heap) */
+    uint64_t ref_sent;      /* sends posted by reference (tests, stats) */
+    bool ref_taken;         /* drain consumed an MT_REF: publish head after it */
     bool *cma_bad;          /* per source: the kernel refused */
     bool *gone;             /* per peer: exited after finalize */
     bool *far;              /* per peer: on another L3 (copy hints) */
@@ -237,5 +253,7 @@ uint64_t shm_now_ns(void);
 /* Fail the sends aimed at a peer that left (ep.c). */
 void shm_fail_peer_ops(locus_shm_ep_t *ep, int peer);
 void shm_note(locus_shm_ep_t *ep, const char *msg);
+/* Publish the heads of my ring and boxes (ep.c; finalize). */
+void shm_publish_heads(locus_shm_ep_t *ep);
 
 #endif
