@@ -14,6 +14,8 @@
  * Exit 0 on success, 1 on a data error, 2 on a library error, 3 on PEER_FAILED. */
 #include <locus/locus.h>
 
+#include "shm/shm_internal.h" /* the heap paths' counters, to show they ran */
+
 #include <linux/capability.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -107,7 +109,7 @@ static int fail_lib(int me, const char *what, locus_status_t st)
 int main(int argc, char **argv)
 {
     double seconds = 10;
-    bool forever = false, no_ptrace = false, expect_refused = false;
+    bool forever = false, no_ptrace = false, expect_refused = false, expect_heap_paths = false;
     int ready_fd = -1;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--seconds") && i + 1 < argc)
@@ -122,6 +124,8 @@ int main(int argc, char **argv)
             no_ptrace = true;
         else if (!strcmp(argv[i], "--expect-refused"))
             expect_refused = true;
+        else if (!strcmp(argv[i], "--expect-heap-paths"))
+            expect_heap_paths = true;
         else {
             fprintf(stderr, "shm_stress: unknown option %s\n", argv[i]);
             return 2;
@@ -266,8 +270,15 @@ int main(int argc, char **argv)
     int refused = strstr(notes, "refused by the kernel") != NULL;
     if ((st = locus_shm_barrier(ep)))
         return fail_lib(me, "barrier", st);
-    printf("rank %d: %llu messages, %.1f MB received and verified%s\n", me,
-           (unsigned long long)msgs, bytes / 1e6, refused ? " (CMA refused: pipelined copy)" : "");
+    printf("rank %d: %llu messages, %.1f MB received and verified%s; %llu sent by reference, "
+           "%u split copies offered, %llu pieces copied for receivers\n", me, (unsigned long long)msgs,
+           bytes / 1e6, refused ? " (CMA refused: pipelined copy)" : "", (unsigned long long)ep->ref_sent,
+           ep->split_job, (unsigned long long)ep->split_helped);
+    if (expect_heap_paths && (!ep->ref_sent || !ep->split_job || !ep->split_helped)) {
+        /* Every rank has heap peers when n >= 2: seconds of traffic use both paths. */
+        fprintf(stderr, "rank %d: expected sends by reference and split copies both ways\n", me);
+        return 1;
+    }
     bool private_peer = false; /* peers at an even rank distance send private buffers */
     for (int r = 0; r < n; r++)
         private_peer |= r != me && !p[r].heap;

@@ -554,3 +554,33 @@ TEST(ShmSplit, HostileCopyOfferIsRejected)
         EXPECT_EQ(run_attack(a), 0) << "msgid " << c.msgid << " offset " << c.off;
     }
 }
+
+// 11. A send by reference (MT_REF) that does not fit: through the ring (its
+// completion is read off a box head, so only a box may carry it), pointing
+// past the sender's heap, or longer than an eager message.
+TEST(ShmRef, HostileReferenceIsRejected)
+{
+    constexpr uint64_t heap = 1u << 20;
+    struct Case { bool ring; uint64_t off, len; const char *why; };
+    for (Case c : {Case{true, 0, 64, "reference message"}, Case{false, heap, 8, "reference outside"},
+                   Case{false, heap - 4, 64, "reference outside"}, Case{false, UINT64_MAX, 2, "reference outside"},
+                   Case{false, 0, 0, ""}}) {
+        if (!c.why[0])
+            c = Case{false, 0, 1u << 19, "reference outside"}; // above LOCUS_SHM_EAGER, inside the heap
+        Attack a;
+        a.heap = heap;
+        a.why = c.why;
+        a.victim_setup = [](locus_shm_ep_t *ep) -> int { return accept_box(ep, 0); };
+        a.attack = [c](locus_shm_ep_t *ep) -> int {
+            uint64_t ack;
+            if (open_box(ep, &ack))
+                return 1;
+            uint64_t d[2] = {c.off, c.len};
+            shmq_hdr_t h = hdr(1, MT_REF, ep->fbtx[0].seq, sizeof d, T_HOSTILE);
+            CHILD_CHECK(c.ring ? ring_post(ep, h, d) : box_post(ep, h, d));
+            sentinel(ep, !c.ring);
+            return 0;
+        };
+        EXPECT_EQ(run_attack(a), 0) << "ring " << c.ring << " offset " << c.off << " length " << c.len;
+    }
+}
