@@ -22,7 +22,7 @@ typedef struct {
     size_t sizes[64];
     int nsizes;
     int reps, window;
-    bool json, heap;
+    bool json, heap, touch;
     const char *name;
 } bench_opts_t;
 
@@ -43,13 +43,17 @@ static void usage(const char *name, FILE *out)
 {
     fprintf(out,
             "usage: locus run -n 2 --bind core -- locus bench %s [--sizes LIST | --min S --max S]\n"
-            "         [--reps R] [--window W] [--mem heap|private] [--json]\n"
+            "         [--reps R] [--window W] [--mem heap|private] [--touch] [--json]\n"
             "  --sizes  comma-separated sizes (K/M suffixes); default powers of two from\n"
             "           %s to %s\n"
             "  --mem    heap: buffers from locus_shm_alloc (large messages: one plain copy from\n"
             "           the peer's mapping); private: malloc buffers (CMA or pipelined copy)\n"
             "  --reps   repetitions, the median is reported (default 7)\n"
-            "  --window sends in flight for bw/msgrate (default 64)\n",
+            "  --window sends in flight for bw/msgrate (default 64)\n"
+            "  --touch  bw/msgrate: the sender writes every message before sending it (each\n"
+            "           window slot its own buffer) and the receiver reads it after, as an\n"
+            "           application would; without it the same untouched buffer is re-sent\n"
+            "           (OSU style)\n",
             name, strcmp(name, "pingpong") ? "8" : "0", strcmp(name, "msgrate") ? "4M" : "64K");
 }
 
@@ -65,6 +69,10 @@ static int parse_args(int argc, char **argv, bench_opts_t *o)
             return 0;
         } else if (!strcmp(a, "--json")) {
             o->json = true;
+        } else if (!strcmp(a, "--touch")) {
+            if (o->what == PINGPONG)
+                return cli_usage_error("bench", "--touch: for bw and msgrate only");
+            o->touch = true;
         } else if (!strcmp(a, "--sizes") && v) {
             char buf[512];
             snprintf(buf, sizeof buf, "%s", v);
@@ -148,26 +156,36 @@ static double run_pingpong(locus_shm_ep_t *ep, void *sb, void *rb, size_t size, 
     return now_s() - t0;
 }
 
-static double run_window(locus_shm_ep_t *ep, void *sb, void *rb, size_t size, int iters, int w,
-                         locus_shm_req_t **reqs)
+/* --touch: slot k of the window has its own buffer at k * slot bytes. */
+static double run_window(locus_shm_ep_t *ep, unsigned char *sb, unsigned char *rb, size_t size, int iters,
+                         int w, locus_shm_req_t **reqs, size_t slot)
 {
     int me = locus_shm_rank(ep), peer = 1 - me;
     char ack[4] = {0};
+    volatile unsigned char sink = 0;
     double t0 = now_s();
     for (int i = 0; i < iters; i++) {
         for (int k = 0; k < w; k++) {
-            if (me == 0)
-                CHECK(locus_shm_isend(ep, peer, 2, sb, size, &reqs[k]));
-            else
-                CHECK(locus_shm_irecv(ep, peer, 2, rb, size, &reqs[k]));
+            if (me == 0) {
+                if (slot)
+                    memset(sb + k * slot, i + k, size);
+                CHECK(locus_shm_isend(ep, peer, 2, sb + k * slot, size, &reqs[k]));
+            } else {
+                CHECK(locus_shm_irecv(ep, peer, 2, rb + k * slot, size, &reqs[k]));
+            }
         }
         for (int k = 0; k < w; k++)
             CHECK(locus_shm_wait(ep, reqs[k], NULL));
+        if (slot && me == 1) /* read what arrived, a line at a time */
+            for (int k = 0; k < w; k++)
+                for (size_t b = 0; b < size; b += 64)
+                    sink += rb[k * slot + b];
         if (me == 0)
             CHECK(locus_shm_recv(ep, peer, 3, ack, sizeof ack, NULL));
         else
             CHECK(locus_shm_send(ep, peer, 3, ack, sizeof ack));
     }
+    (void)sink;
     return now_s() - t0;
 }
 
@@ -180,10 +198,15 @@ static int bench_main(int argc, char **argv, int what)
     size_t maxs = 0;
     for (int i = 0; i < o.nsizes; i++)
         maxs = o.sizes[i] > maxs ? o.sizes[i] : maxs;
+    size_t slot = o.touch ? (maxs + 63) & ~(size_t)63 : 0;
+    size_t alloc = o.touch ? slot * (size_t)o.window : maxs ? maxs : 1;
+    if (alloc > (1u << 30))
+        return cli_usage_error("bench", "--touch with --window %d and %zu B messages needs %zu B per "
+                               "buffer: expected at most 1 GiB", o.window, maxs, alloc);
     locus_shm_opts_t so;
     locus_shm_opts_init(&so);
     if (o.heap)
-        so.heap_bytes = 2 * ((maxs + 4095) & ~(size_t)4095) + 8192;
+        so.heap_bytes = 2 * ((alloc + 4095) & ~(size_t)4095) + 8192;
     locus_shm_ep_t *ep;
     locus_status_t st = locus_shm_init(&so, &ep);
     if (st)
@@ -194,7 +217,6 @@ static int bench_main(int argc, char **argv, int what)
                                "-n 2 --bind core -- locus bench %s`", o.name, locus_shm_size(ep), o.name);
     }
     int me = locus_shm_rank(ep);
-    size_t alloc = maxs ? maxs : 1;
     unsigned char *sb = o.heap ? locus_shm_alloc(ep, alloc) : malloc(alloc);
     unsigned char *rb = o.heap ? locus_shm_alloc(ep, alloc) : malloc(alloc);
     locus_shm_req_t **reqs = calloc((size_t)o.window, sizeof *reqs);
@@ -206,10 +228,10 @@ static int bench_main(int argc, char **argv, int what)
     memset(sb, 0xa5, alloc);
     memset(rb, 0, alloc);
     if (me == 0 && !o.json)
-        printf("# locus shm %s: 2 processes, %s buffers, median of %d reps%s\n"
+        printf("# locus shm %s: 2 processes, %s buffers%s, median of %d reps%s\n"
                "# %10s %12s %12s %14s\n",
-               o.name, o.heap ? "shared-heap" : "private", o.reps,
-               what == PINGPONG ? ", one-way latency" : "", "size", "lat_us", "MB/s", "msg/s");
+               o.name, o.heap ? "shared-heap" : "private", o.touch ? " written and read (--touch)" : "",
+               o.reps, what == PINGPONG ? ", one-way latency" : "", "size", "lat_us", "MB/s", "msg/s");
     if (me == 0 && o.json)
         printf("[");
     rc = 0;
@@ -224,7 +246,7 @@ static int bench_main(int argc, char **argv, int what)
             double dt = what == PINGPONG
                             ? run_pingpong(ep, sb, rb, size, rep < 0 ? iters / 4 + 1 : iters)
                             : run_window(ep, sb, rb, size, rep < 0 ? iters / 4 + 1 : iters,
-                                         o.window, reqs);
+                                         o.window, reqs, slot);
             if (dt < 0)
                 rc = 1;
             else if (rep >= 0)

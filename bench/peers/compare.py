@@ -47,7 +47,7 @@ OMPI_NONE = "Open MPI 4.1 vader, no single copy"
 MPICH = "MPICH 4.0 (ch4:ucx)"
 UCX_TLS = [("UCX 1.13 posix", "posix,self"), ("UCX 1.13 sysv", "sysv,self"),
            ("UCX 1.13 posix + cma", "posix,cma,self"), ("UCX 1.13 sm", "sm")]
-ROW_ORDER = [pt.LOCUS, pt.LOCUS_PRIVATE, pt.LOCUS_PRIVATE_COPY, OMPI, OMPI_NONE, MPICH] + [r for r, _ in UCX_TLS] + [pt.CL_ONE, pt.CL_TWO, pt.RING_FLOOR, pt.COPY_LIMIT]
+ROW_ORDER = [pt.LOCUS, pt.LOCUS_PRIVATE, pt.LOCUS_PRIVATE_COPY, pt.LOCUS_TOUCH, OMPI, OMPI_NONE, MPICH] + [r for r, _ in UCX_TLS] + [pt.CL_ONE, pt.CL_TWO, pt.RING_FLOOR, pt.COPY_LIMIT]
 
 # ucx_perftest iterations (-n) per (test, size): ~30-60 ms of traffic in near placement.
 UCX_ITERS = {("lat", 8): 100000, ("lat", 4096): 20000, ("lat", 65536): 4000,
@@ -374,6 +374,9 @@ def plan(args, tools, sizes, with_locus):
                 env + [loc, "run", "-n", "2", "--bind", "core", "--", loc, "bench", bench[k][1],
                        "--sizes", sizes_arg(sizes[k]), "--mem", mem, "--json"], k, row))
                 for k in ("lat", "bw", "mr")]
+        units += [([pt.LOCUS_TOUCH], "locus heap touch %s" % k, osu_fn(
+            [loc, "run", "-n", "2", "--bind", "core", "--", loc, "bench", bench[k][1], "--sizes",
+             sizes_arg(sizes[k]), "--touch", "--json"], k, pt.LOCUS_TOUCH)) for k in ("bw", "mr")]
     for row, base in mpis:
         units += [([row], "mpi " + k, osu_fn(base + [bench[k][0], "--sizes", sizes_arg(sizes[k]),
                                                      "--json"], k, row)) for k in ("lat", "bw", "mr")]

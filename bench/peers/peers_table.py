@@ -23,6 +23,9 @@ CELLS = tuple([("lat", s) for s in LAT_SIZES] + [("bw", s) for s in BW_SIZES]
 LOCUS = "locus shm"                          # buffers in the shared locus heap (default)
 LOCUS_PRIVATE = "locus shm, private buffers"  # malloc buffers: CMA or pipelined copies
 LOCUS_PRIVATE_COPY = "locus shm, private buffers, CMA off"  # LOCUS_SHM_CMA=off: pipelined copy
+# `--touch`: heap buffers the sender writes before each send and the receiver
+# reads after (the peers' benchmarks never touch theirs): context, no targets
+LOCUS_TOUCH = "locus shm, buffers written and read (--touch)"
 CL_ONE = "cache line, one shared line"
 CL_TWO = "cache line, one line per direction"
 # bench/shm_floor.c streaming: no library, copy-in/copy-out through a 256-cell
@@ -31,7 +34,8 @@ RING_FLOOR = "bare ring, no library (shm_floor)"
 # `locus bench copy`: one core copying a buffer to another, both its own and
 # reused (the selector's figure): the copy limit a one-copy transfer works at
 COPY_LIMIT = "memcpy, one core, buffers reused (locus bench copy)"
-NOT_PEERS = (LOCUS, LOCUS_PRIVATE, LOCUS_PRIVATE_COPY, CL_ONE, CL_TWO, RING_FLOOR, COPY_LIMIT)
+NOT_PEERS = (LOCUS, LOCUS_PRIVATE, LOCUS_PRIVATE_COPY, LOCUS_TOUCH, CL_ONE, CL_TWO, RING_FLOOR,
+             COPY_LIMIT)
 
 # Targets of issue 4, stated as ratios of medians measured in the same run.
 LAT_VS_PEER_MAX = 0.8
@@ -355,7 +359,31 @@ def render(med, counts, row_order=None, cells=CELLS, foreign=None):
                          "%s M/s; its own 1 KiB / 8 B is %s)." % (
                              mine / floor, RING_FLOOR, fmt(floor, "mr"),
                              fmt(_ratio(floor, med[RING_FLOOR].get(("mr", 8))), "ratio")))
+    touch = touch_context(med)
+    if touch:
+        lines += ["", touch]
     return "\n".join(lines) + "\n"
+
+
+def touch_context(med):
+    """One line on the --touch row (each message written before it is sent and
+    read after it arrives) against the untouched heap row, or None."""
+    t, h = med.get(LOCUS_TOUCH, {}), med.get(LOCUS, {})
+    parts = []
+    for s in MR_SIZES[1:]:
+        r = _ratio(t.get(("mr", s)), t.get(("mr", 8)))
+        if r is not None:
+            parts.append("rate %s / 8 B %s" % (size_label(s), fmt(r, "ratio")))
+    for c in [("mr", s) for s in MR_SIZES] + [("bw", s) for s in BW_SIZES]:
+        r = _ratio(t.get(c), h.get(c))
+        if r is not None:
+            parts.append("%s %s %s× untouched" % ("rate" if c[0] == "mr" else "bw",
+                                                  size_label(c[1]), fmt(r, "ratio")))
+    if not parts:
+        return None
+    return ("Context (%s: the sender writes every message before sending it and the receiver "
+            "reads it after, as an application would; the peers' benchmarks never touch their "
+            "buffers): %s." % (LOCUS_TOUCH, "; ".join(parts)))
 
 
 # ------------------------------------------------------------ persistence

@@ -7,7 +7,9 @@
  * (<= LOCUS_SHM_EAGER) as consecutive cells (copy-in, copy-out, no second
  * buffer), large ones by a rendezvous and a single copy: a plain copy from the
  * peer's mapping when the send buffer lives in the sender's shared heap
- * (locus_shm_alloc), else process_vm_readv (CMA) or a pipelined copy through
+ * (locus_shm_alloc; from LOCUS_SHM_SPLIT on, when the receive buffer is in
+ * the receiver's heap too, both processes copy a share of it), else
+ * process_vm_readv (CMA) or a pipelined copy through
  * the ring, whichever moved bytes faster lately (LOCUS_SHM_CMA=auto; the
  * pipeline also when the kernel refuses CMA). A sender that has sent 16
  * messages to a peer gets a per-pair "fast box" in the peer's capped pool (a
@@ -19,7 +21,12 @@
  * Semantics: tagged, non-blocking, explicit progress. Messages between one
  * pair of processes are matched in the order they were sent. A send request
  * completes when its buffer may be reused; a receive when the data is in the
- * buffer. If any peer dies without locus_shm_finalize(), every pending and
+ * buffer. A non-blocking send from the shared heap of LOCUS_SHM_REF bytes or
+ * more (up to LOCUS_SHM_EAGER) to a peer with a fast box goes "by reference":
+ * the receiver copies straight from the sender's heap, so the send completes
+ * only once the receiver's progress has taken the data (a matching receive is
+ * not waited for); the blocking locus_shm_send below LOCUS_SHM_EAGER never
+ * waits for the receiver. If any peer dies without locus_shm_finalize(), every pending and
  * later operation fails with LOCUS_ERR_PEER_FAILED: progress polls the peers'
  * pidfds every millisecond (tens of ms when CPUs are oversubscribed). A peer
  * that finalized and exited is not a failure, but sends aimed at it, and

@@ -307,3 +307,18 @@ def test_cma_off_row_gets_its_own_targets_and_is_not_a_peer():
     # Its 99 GB/s must not become the "best peer" that locus is measured against.
     refs = {n: r for n, _, r, _, _, _, _ in pt.targets(med, pt.LOCUS)}
     assert refs["bandwidth 1 MiB vs best peer"] != pt.LOCUS_PRIVATE_COPY
+
+
+def test_touch_row_is_context_not_a_peer_nor_a_target_row():
+    med = sample_medians()
+    assert pt.touch_context(med) is None
+    loc = med[pt.LOCUS]
+    med[pt.LOCUS_TOUCH] = {("mr", 8): 10.0, ("mr", 128): 9.0, ("mr", 1024): 4.0,
+                           ("bw", 1 << 20): 500.0}
+    md = pt.render(med, {})
+    line = next(ln for ln in md.splitlines() if ln.startswith("Context (%s" % pt.LOCUS_TOUCH))
+    assert "rate 1 KiB / 8 B 0.40" in line and "rate 128 B / 8 B 0.90" in line
+    assert "rate 8 B %s× untouched" % pt.fmt(10.0 / loc[("mr", 8)], "ratio") in line
+    assert "| target (%s) |" % pt.LOCUS_TOUCH not in md
+    refs = {n: r for n, _, r, _, _, _, _ in pt.targets(med, pt.LOCUS)}
+    assert refs["bandwidth 1 MiB vs best peer"] != pt.LOCUS_TOUCH
