@@ -56,7 +56,7 @@ typedef struct shm_proc {
  * receiver waits only for pieces the sender already claimed (a claimant never
  * waits between claim and split_done), then completes and sends FIN. Jobs are
  * numbered per receiver, so a late MT_HELP finds its job over. */
-#define SHM_SPLIT_PIECE (128u << 10) /* smallest piece */
+#define SHM_SPLIT_PIECE (128u << 10) /* pieces: n / this, at least 2, at most the next */
 #define SHM_SPLIT_MAXPIECES 32u
 
 /* Byte offsets inside the segment (derived from the plan). */

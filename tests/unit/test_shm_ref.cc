@@ -81,7 +81,7 @@ bool await(locus_shm_ep_t *ep, volatile uint64_t *f, uint64_t v, bool progress)
 }
 
 // The rendezvous (16385) first: it needs its receive posted to complete.
-const size_t kSizes[] = {16385, 511, 512, 1024, 4000, 16384}; // by reference: 512 .. 16384
+const size_t kSizes[] = {16385, 1023, 1024, 2048, 4000, 16384}; // by reference: 1 KiB .. 16 KiB
 constexpr int kByRef = 4;
 
 } // namespace

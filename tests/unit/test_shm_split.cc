@@ -43,7 +43,7 @@ size_t first_bad(const unsigned char *p, size_t n, size_t msg)
 
 // Sizes around the piece boundaries; the first is one byte short of the
 // default threshold (not split), one goes to a private buffer (not split).
-const size_t kSizes[] = {(256u << 10) - 1, 256u << 10, (1u << 20) + 37, (4u << 20) + 64, (6u << 20) + 1};
+const size_t kSizes[] = {(32u << 10) - 1, 32u << 10, (1u << 20) + 37, (4u << 20) + 64, (6u << 20) + 1};
 
 } // namespace
 
@@ -78,7 +78,7 @@ TEST(ShmSplit, EveryByteArrivesAndBothSidesCopy)
                         fprintf(stderr, "message %zu (%zu B): byte %zu wrong\n", msg, n, at);
                     CHILD_CHECK(at == n);
                     CHILD_CHECK(dst[n] == 0xee); // nothing written past the message
-                    splits += !to_private && n >= (256u << 10);
+                    splits += !to_private && n >= (32u << 10);
                 }
                 // Both ranks wait here, so rank 0 reuses its buffer only after the receive.
                 CHILD_CHECK(locus_shm_barrier(ep) == LOCUS_OK);
