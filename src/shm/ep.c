@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -486,6 +487,17 @@ static uint32_t split_run(shm_proc_t *p, uint32_t job, unsigned char *dst, const
     return did;
 }
 
+/* Has peer r's process exited? Its pidfd turns readable (kill(0) without
+ * one). Not shm_check_peers(): that may hand out a finalized peer's
+ * messages, re-entering the drain this is called from. */
+static bool peer_exited(const locus_shm_ep_t *ep, int r)
+{
+    struct pollfd p = ep->pfds[r];
+    if (p.fd >= 0)
+        return poll(&p, 1, 0) > 0;
+    return kill(ep->pids[r], 0) != 0 && errno == ESRCH;
+}
+
 /* Receiver: offer src half of the copy, copy what it does not take, wait for
  * the pieces it took. */
 static locus_status_t split_recv(locus_shm_ep_t *ep, int src, uint64_t msgid, unsigned char *dst,
@@ -506,9 +518,14 @@ static locus_status_t split_recv(locus_shm_ep_t *ep, int src, uint64_t msgid, un
         if (shm_now_ns() < next)
             continue;
         next += 1000000;
-        if (shm_check_peers(ep) != LOCUS_OK) {
+        /* A sender finishes every piece it claimed before it can leave, so
+         * one that exited with pieces missing died in the middle. */
+        if (peer_exited(ep, src) && __atomic_load_n(&me->split_done, __ATOMIC_ACQUIRE) != want) {
+            ep->fatal = LOCUS_ERR_PEER_FAILED;
+            snprintf(ep->fatal_msg, sizeof ep->fatal_msg,
+                     "rank %d (pid %d) died in the middle of a split copy", src, (int)ep->pids[src]);
             fail_all(ep);
-            return ep->fatal;
+            return locus_err(ep->fatal, "%s", ep->fatal_msg);
         }
     }
     return LOCUS_OK;

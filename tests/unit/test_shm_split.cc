@@ -157,3 +157,41 @@ TEST(ShmSplit, TunableZeroTurnsItOff)
     }, "LOCUS_SHM_SPLIT=0", kHeap);
     EXPECT_EQ(bad, 0);
 }
+
+// A sender that dies holding a piece it claimed (here: claims one by hand,
+// as on_help does, and exits without copying it): the receiver's wait for
+// that piece ends with LOCUS_ERR_PEER_FAILED naming the split copy, not a
+// hang. Retried on a fresh message when the receiver took every piece first.
+TEST(ShmSplit, SenderThatDiesMidCopyFailsTheReceive)
+{
+    int bad = run_procs(2, [](locus_shm_ep_t *ep) -> int {
+        size_t n = 64u << 20;
+        unsigned char *buf = (unsigned char *)locus_shm_alloc(ep, n);
+        CHILD_CHECK(buf != nullptr);
+        for (uint64_t attempt = 0; attempt < 20; attempt++) {
+            if (locus_shm_rank(ep) == 0) {
+                locus_shm_req_t *r;
+                CHILD_CHECK(locus_shm_isend(ep, 1, attempt, buf, n, &r) == LOCUS_OK);
+                uint64_t *w = &ep->procs[1].split_claim;
+                auto t0 = std::chrono::steady_clock::now();
+                uint64_t c;
+                while ((c = __atomic_load_n(w, __ATOMIC_ACQUIRE)) >> 32 != attempt + 1)
+                    CHILD_CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(5));
+                while ((uint32_t)(c >> 16 & 0xffff) < (uint32_t)(c & 0xffff))
+                    if (__atomic_compare_exchange_n(w, &c, c - 1, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+                        _exit(0); // dies holding the last piece
+                CHILD_CHECK(locus_shm_wait(ep, r, nullptr) == LOCUS_OK);
+            } else {
+                locus_status_t st = locus_shm_recv(ep, 0, attempt, buf, n, nullptr);
+                if (st == LOCUS_ERR_PEER_FAILED) {
+                    CHILD_CHECK(strstr(locus_last_error(), "split copy") != nullptr);
+                    _exit(0); // the endpoint is broken
+                }
+                CHILD_CHECK(st == LOCUS_OK);
+            }
+        }
+        fprintf(stderr, "rank %d: 20 messages without a piece left for the sender\n", locus_shm_rank(ep));
+        return 1;
+    }, nullptr, 65u << 20);
+    EXPECT_EQ(bad, 0);
+}
