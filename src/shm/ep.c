@@ -445,7 +445,6 @@ static locus_shm_req_t *find_by_msgid(shm_list_t *l, int peer, uint64_t msgid, b
     return NULL;
 }
 
-
 /* Pieces of an n-byte split message and their size: both sides compute it. */
 static uint32_t split_pieces(uint64_t n, uint64_t *piece)
 {
@@ -498,8 +497,8 @@ static bool peer_exited(const locus_shm_ep_t *ep, int r)
     return kill(ep->pids[r], 0) != 0 && errno == ESRCH;
 }
 
-/* Receiver: offer src half of the copy, copy what it does not take, wait for
- * the pieces it took. */
+/* Receiver: offer the sender a share of the copy, copy what it does not
+ * take, wait for the pieces it took. */
 static locus_status_t split_recv(locus_shm_ep_t *ep, int src, uint64_t msgid, unsigned char *dst,
                                  uint64_t dst_off, const unsigned char *from, uint64_t n)
 {
