@@ -12,6 +12,11 @@ set_target_properties(locus_prof_preload PROPERTIES
   LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/lib
   C_VISIBILITY_PRESET default)
 target_compile_options(locus_prof_preload PRIVATE -O2 -fno-omit-frame-pointer -ftls-model=initial-exec)
+# It is preloaded into programs that have no sanitizer runtime: never instrumented.
+if(LOCUS_SANITIZE OR LOCUS_TSAN)
+  target_compile_options(locus_prof_preload PRIVATE -fno-sanitize=all)
+  target_link_options(locus_prof_preload PRIVATE -fno-sanitize=all)
+endif()
 # backtrace() loads libgcc_s on demand: make it a real dependency so it is
 # there when the shim records its first allocation (and copied into VM guests)
 target_link_libraries(locus_prof_preload PRIVATE dl Threads::Threads -Wl,--no-as-needed gcc_s -Wl,--as-needed)

@@ -514,10 +514,14 @@ void prof_analyze(prof_session_t *s, prof_result_t *r)
     prof_sym_destroy(c.sym);
     for (size_t v = 0; v < r->vars.n; v++) {
         prof_var_t *pv = &r->vars.v[v];
-        qsort(pv->ft_sites.v, pv->ft_sites.n, sizeof *pv->ft_sites.v, cmp_line);
-        qsort(pv->acc_lines.v, pv->acc_lines.n, sizeof *pv->acc_lines.v, cmp_line);
+        /* qsort's array must not be NULL even when empty (UBSan) */
+        if (pv->ft_sites.n)
+            qsort(pv->ft_sites.v, pv->ft_sites.n, sizeof *pv->ft_sites.v, cmp_line);
+        if (pv->acc_lines.n)
+            qsort(pv->acc_lines.v, pv->acc_lines.n, sizeof *pv->acc_lines.v, cmp_line);
     }
-    qsort(r->vars.v, r->vars.n, sizeof *r->vars.v, cmp_var);
+    if (r->vars.n)
+        qsort(r->vars.v, r->vars.n, sizeof *r->vars.v, cmp_var);
     for (size_t v = 0; v < r->vars.n; v++) {
         prof_finding(s, &r->vars.v[v]);
         if (r->vars.v[v].finding[0]) {
