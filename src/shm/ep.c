@@ -125,15 +125,17 @@ static int progress_rx(locus_shm_ep_t *ep);
  * done; peer -1 = every peer. */
 static int refs_check(locus_shm_ep_t *ep, int peer)
 {
-    int did = 0;
+    int did = 0, fresh = -1; /* fresh: the peer whose head this call has read */
     for (locus_shm_req_t *r = ep->refs.head, *nx; r; r = nx) {
         nx = r->next;
         if (peer >= 0 && r->peer != peer)
             continue;
         shm_fbtx_t *f = &ep->fbtx[r->peer];
         /* r->msgid: the box position after the message; head only grows. */
-        if (f->cached_head < r->msgid)
+        if (f->cached_head < r->msgid && fresh != r->peer) {
             f->cached_head = __atomic_load_n(f->q.head, __ATOMIC_ACQUIRE);
+            fresh = r->peer;
+        }
         if (f->cached_head < r->msgid)
             continue;
         list_remove(&ep->refs, r);
