@@ -7,7 +7,6 @@
 
 #include <errno.h>
 #include <sched.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -38,6 +37,14 @@ static void list_remove(shm_list_t *l, locus_shm_req_t *r)
     else
         l->tail = r->prev;
     r->next = r->prev = NULL;
+}
+
+static locus_shm_req_t *find_by_msgid(shm_list_t *l, int peer, uint64_t msgid, bool recv)
+{
+    for (locus_shm_req_t *r = l->head; r; r = r->next)
+        if ((recv ? r->src : r->peer) == peer && r->msgid == msgid)
+            return r;
+    return NULL;
 }
 
 static locus_shm_req_t *req_new(locus_shm_ep_t *ep, int kind)
@@ -145,6 +152,18 @@ static int refs_check(locus_shm_ep_t *ep, int peer)
     return did;
 }
 
+/* Fail the requests of l that wait for peer (by source for pulls). */
+static void fail_peer_in(locus_shm_ep_t *ep, shm_list_t *l, int peer, bool by_src)
+{
+    for (locus_shm_req_t *r = l->head, *nx; r; r = nx) {
+        nx = r->next;
+        if ((by_src ? r->src : r->peer) == peer) {
+            list_remove(l, r);
+            complete(ep, r, LOCUS_ERR_PEER_FAILED);
+        }
+    }
+}
+
 /* `peer` finalized and exited: everything it sent is in our ring and its box
  * by now, so hand that out first; what is still waiting for it after that
  * can never complete. */
@@ -152,39 +171,15 @@ void shm_fail_peer_ops(locus_shm_ep_t *ep, int peer)
 {
     while (!ep->fatal && progress_rx(ep) > 0)
         ;
-    for (locus_shm_req_t *r = ep->posted.head, *nx; r; r = nx) {
-        nx = r->next;
-        if (r->peer == peer) {
-            list_remove(&ep->posted, r);
-            complete(ep, r, LOCUS_ERR_PEER_FAILED);
-        }
-    }
+    fail_peer_in(ep, &ep->posted, peer, false);
     shm_list_t *q = &ep->sendq[peer];
     if (q->head)
         ep->nactive--;
     fail_list(ep, q, LOCUS_ERR_PEER_FAILED);
-    for (locus_shm_req_t *r = ep->rndv.head, *nx; r; r = nx) {
-        nx = r->next;
-        if (r->peer == peer) {
-            list_remove(&ep->rndv, r);
-            complete(ep, r, LOCUS_ERR_PEER_FAILED);
-        }
-    }
+    fail_peer_in(ep, &ep->rndv, peer, false);
     refs_check(ep, peer); /* what it consumed before leaving is delivered */
-    for (locus_shm_req_t *r = ep->refs.head, *nx; r; r = nx) {
-        nx = r->next;
-        if (r->peer == peer) {
-            list_remove(&ep->refs, r);
-            complete(ep, r, LOCUS_ERR_PEER_FAILED);
-        }
-    }
-    for (locus_shm_req_t *r = ep->pulls.head, *nx; r; r = nx) {
-        nx = r->next;
-        if (r->src == peer) {
-            list_remove(&ep->pulls, r);
-            complete(ep, r, LOCUS_ERR_PEER_FAILED);
-        }
-    }
+    fail_peer_in(ep, &ep->refs, peer, false);
+    fail_peer_in(ep, &ep->pulls, peer, true);
 }
 
 /* ---------- sending ---------- */
@@ -276,7 +271,7 @@ static bool try_send(locus_shm_ep_t *ep, locus_shm_req_t *r)
         h.type = r->ctrl_type;
         h.aux = r->ctrl_aux;
         h.flags = r->proto;
-        h.len = r->ctrl_type == MT_HELP ? sizeof r->ctrl_data : 0;
+        h.len = (uint32_t)r->len; /* control payload bytes (ctrl_data) */
         return shmq_send(q, &ep->cached_head[d], &h, h.len ? r->ctrl_data : NULL, copy_near);
     }
     if (r->proto == MT_EAGER) {
@@ -342,8 +337,9 @@ static void submit(locus_shm_ep_t *ep, locus_shm_req_t *r)
     list_push(l, r);
 }
 
+/* A control message; with_data: ctrl_data = {d0, d1} travels as its payload. */
 static locus_status_t send_ctrl_data(locus_shm_ep_t *ep, int dst, int type, uint64_t aux, int flags,
-                                     uint64_t d0, uint64_t d1)
+                                     bool with_data, uint64_t d0, uint64_t d1)
 {
     if (ep->gone[dst])
         return LOCUS_OK; /* it left; nobody waits for this */
@@ -356,13 +352,14 @@ static locus_status_t send_ctrl_data(locus_shm_ep_t *ep, int dst, int type, uint
     c->proto = (uint8_t)flags;
     c->ctrl_data[0] = d0;
     c->ctrl_data[1] = d1;
+    c->len = with_data ? sizeof c->ctrl_data : 0;
     submit(ep, c);
     return LOCUS_OK;
 }
 
 static locus_status_t send_ctrl(locus_shm_ep_t *ep, int dst, int type, uint64_t aux, int flags)
 {
-    return send_ctrl_data(ep, dst, type, aux, flags, 0, 0);
+    return send_ctrl_data(ep, dst, type, aux, flags, false, 0, 0);
 }
 
 static int progress_tx(locus_shm_ep_t *ep)
@@ -439,14 +436,6 @@ static bool auto_picks_cma(locus_shm_ep_t *ep)
 
 /* ---------- split copy (shm_internal.h) ---------- */
 
-static locus_shm_req_t *find_by_msgid(shm_list_t *l, int peer, uint64_t msgid, bool recv)
-{
-    for (locus_shm_req_t *r = l->head; r; r = r->next)
-        if ((recv ? r->src : r->peer) == peer && r->msgid == msgid)
-            return r;
-    return NULL;
-}
-
 /* Pieces of an n-byte split message and their size: both sides compute it. */
 static uint32_t split_pieces(uint64_t n, uint64_t *piece)
 {
@@ -473,10 +462,8 @@ static uint32_t split_claim(uint64_t *w, uint32_t job, bool back)
 
 /* Copy every piece of `job` this side can claim (p: the receiver's line). */
 static uint32_t split_run(shm_proc_t *p, uint32_t job, unsigned char *dst, const unsigned char *src,
-                          uint64_t n, bool sender, int dir)
+                          uint64_t n, uint64_t piece, bool sender, int dir)
 {
-    uint64_t piece;
-    split_pieces(n, &piece);
     uint32_t k, did = 0;
     while ((k = split_claim(&p->split_claim, job, sender)) != UINT32_MAX) {
         uint64_t off = (uint64_t)k * piece;
@@ -486,17 +473,6 @@ static uint32_t split_run(shm_proc_t *p, uint32_t job, unsigned char *dst, const
         did++;
     }
     return did;
-}
-
-/* Has peer r's process exited? Its pidfd turns readable (kill(0) without
- * one). Not shm_check_peers(): that may hand out a finalized peer's
- * messages, re-entering the drain this is called from. */
-static bool peer_exited(const locus_shm_ep_t *ep, int r)
-{
-    struct pollfd p = ep->pfds[r];
-    if (p.fd >= 0)
-        return poll(&p, 1, 0) > 0;
-    return kill(ep->pids[r], 0) != 0 && errno == ESRCH;
 }
 
 /* Receiver: offer the sender a share of the copy, copy what it does not
@@ -511,8 +487,8 @@ static locus_status_t split_recv(locus_shm_ep_t *ep, int src, uint64_t msgid, un
     uint64_t base = __atomic_load_n(&me->split_done, __ATOMIC_RELAXED);
     __atomic_store_n(&me->split_claim, (uint64_t)job << 32 | pieces, __ATOMIC_RELEASE);
     /* If the offer cannot be posted now the sender never claims: we copy it all. */
-    (void)send_ctrl_data(ep, src, MT_HELP, msgid, 0, dst_off, job);
-    uint32_t mine = split_run(me, job, dst, from, n, false, 2 | (ep->far[src] ? SHM_COPY_FAR : 0));
+    (void)send_ctrl_data(ep, src, MT_HELP, msgid, 0, true, dst_off, job);
+    uint32_t mine = split_run(me, job, dst, from, n, piece, false, 2 | (ep->far[src] ? SHM_COPY_FAR : 0));
     uint64_t want = base + (pieces - mine), next = shm_now_ns() + 1000000;
     while (__atomic_load_n(&me->split_done, __ATOMIC_ACQUIRE) != want) {
         __builtin_ia32_pause();
@@ -520,8 +496,10 @@ static locus_status_t split_recv(locus_shm_ep_t *ep, int src, uint64_t msgid, un
             continue;
         next += 1000000;
         /* A sender finishes every piece it claimed before it can leave, so
-         * one that exited with pieces missing died in the middle. */
-        if (peer_exited(ep, src) && __atomic_load_n(&me->split_done, __ATOMIC_ACQUIRE) != want) {
+         * one that exited with pieces missing died in the middle. (Not
+         * shm_check_peers(): it may hand out a finalized peer's messages,
+         * re-entering the drain this runs in.) */
+        if (shm_peer_exited(ep, src) && __atomic_load_n(&me->split_done, __ATOMIC_ACQUIRE) != want) {
             ep->fatal = LOCUS_ERR_PEER_FAILED;
             snprintf(ep->fatal_msg, sizeof ep->fatal_msg,
                      "rank %d (pid %d) died in the middle of a split copy", src, (int)ep->pids[src]);
@@ -543,7 +521,9 @@ static locus_status_t on_help(locus_shm_ep_t *ep, const shmq_hdr_t *h)
     if (d[0] > hb || r->len > hb - d[0] || d[1] > UINT32_MAX)
         return set_corrupt(ep, h->src, "copy offer outside the receiver's shared heap");
     unsigned char *dst = ep->base + ep->lay.heaps + (uint64_t)h->src * hb + d[0];
-    ep->split_helped += split_run(&ep->procs[h->src], (uint32_t)d[1], dst, r->buf, r->len, true,
+    uint64_t piece;
+    split_pieces(r->len, &piece);
+    ep->split_helped += split_run(&ep->procs[h->src], (uint32_t)d[1], dst, r->buf, r->len, piece, true,
                                   2 | (ep->far[h->src] ? SHM_COPY_FAR : 0));
     return LOCUS_OK;
 }

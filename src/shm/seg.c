@@ -119,6 +119,14 @@ locus_status_t shm_bootstrap_ids(const locus_shm_opts_t *opts, int *rank, int *s
 
 static bool pid_alive(pid_t pid) { return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM); }
 
+bool shm_peer_exited(const locus_shm_ep_t *ep, int r)
+{
+    struct pollfd p = ep->pfds[r];
+    if (p.fd >= 0)
+        return poll(&p, 1, 0) > 0;
+    return !pid_alive(ep->pids[r]);
+}
+
 static void sleep_us(long us)
 {
     struct timespec ts = {us / 1000000, (us % 1000000) * 1000};

@@ -113,13 +113,13 @@ struct locus_shm_req {
     int peer;             /* destination / wanted source (may be ANY) */
     uint64_t tag;
     void *buf;
-    size_t len;           /* send length / receive capacity */
+    size_t len;           /* send length / receive capacity / control payload bytes */
     size_t msg_len;       /* receive: the message's length */
     size_t done_bytes;    /* fragments sent / received */
     int src;              /* receive: actual source */
     uint64_t msgid;       /* rendezvous id (sender's) */
     uint64_t ctrl_aux;
-    uint64_t ctrl_data[2]; /* control payload (MT_HELP) */
+    uint64_t ctrl_data[2]; /* control payload (MT_HELP; len = its bytes) */
     struct locus_shm_req *next, *prev;
 };
 
@@ -249,6 +249,8 @@ locus_status_t shm_segment_attach(locus_shm_ep_t *ep, const locus_shm_opts_t *op
 void shm_segment_detach(locus_shm_ep_t *ep);
 /* Check peers' liveness; sets ep->fatal and returns PEER_FAILED if one died. */
 locus_status_t shm_check_peers(locus_shm_ep_t *ep);
+/* Has peer r's process exited (its pidfd, else kill(0))? No side effects. */
+bool shm_peer_exited(const locus_shm_ep_t *ep, int r);
 uint64_t shm_now_ns(void);
 /* Fail the sends aimed at a peer that left (ep.c). */
 void shm_fail_peer_ops(locus_shm_ep_t *ep, int peer);
