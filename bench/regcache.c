@@ -42,6 +42,7 @@
  * other agents' tasks on this shared machine preempt threads; a preempted
  * thread stretches the 2-thread wall time without saying anything about the
  * cache). */
+#include "core/clock.h"
 #include <locus/locus.h>
 
 #include <errno.h>
@@ -68,18 +69,12 @@ typedef struct {
     const char *only;
 } opts_t;
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static inline void spin_ns(uint64_t ns)
 {
     if (!ns) return;
-    double until = now() + (double)ns * 1e-9;
-    while (now() < until) __builtin_ia32_pause();
+    double until = lc_now_s() + (double)ns * 1e-9;
+    while (lc_now_s() < until) __builtin_ia32_pause();
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -321,9 +316,9 @@ static result_t run_workload(const opts_t *o, const workload_t *w)
             int kk = rep % 2 ? nkinds(o) - 1 - k : k;
             uint64_t r0, e0, r1, e1;
             cache_counts(&cs[kk], &r0, &e0);
-            double t0 = now();
+            double t0 = lc_now_s();
             res.bad[kk] += run(&cs[kk], bufs, seq, n, w->len);
-            t[kk][rep] = (now() - t0) * 1e9 / (double)n;
+            t[kk][rep] = (lc_now_s() - t0) * 1e9 / (double)n;
             cache_counts(&cs[kk], &r1, &e1);
             regs[kk] += r1 - r0;
             ev[kk] += e1 - e0;
@@ -402,7 +397,7 @@ static double probe_ns(void)
     double t[PROBE_RUNS];
     uint64_t k = 0;
     for (int r = -1; r < PROBE_RUNS; r++) { /* run -1 warms up */
-        double t0 = now();
+        double t0 = lc_now_s();
         for (int i = 0; i < PROBE_ITERS; i++) {
             k++;
             atomic_store_explicit(&p->ping, k, memory_order_release);
@@ -410,7 +405,7 @@ static double probe_ns(void)
                 __builtin_ia32_pause();
         }
         if (r >= 0)
-            t[r] = (now() - t0) / (2.0 * PROBE_ITERS) * 1e9;
+            t[r] = (lc_now_s() - t0) / (2.0 * PROBE_ITERS) * 1e9;
     }
     pthread_join(th, NULL);
     free(p);
@@ -449,9 +444,9 @@ static void *thr_main(void *arg)
     run(t->c, t->bufs, t->warm, t->nbuf, t->len);
     run(t->c, t->bufs, t->seq, t->nwarm, t->len);
     pthread_barrier_wait(t->bar);
-    double t0 = now(), c0 = cpu_now();
+    double t0 = lc_now_s(), c0 = cpu_now();
     run(t->c, t->bufs, t->seq, t->n, t->len);
-    t->secs = now() - t0;
+    t->secs = lc_now_s() - t0;
     t->cpu_secs = cpu_now() - c0;
     return NULL;
 }

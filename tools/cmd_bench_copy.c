@@ -9,6 +9,7 @@
 
 #include "copy/kernels.h"
 #include "core/config.h"
+#include "core/clock.h"
 
 #include <errno.h>
 #include <immintrin.h>
@@ -37,12 +38,6 @@ typedef struct {
 #define C_GLIBC (-2)
 #define C_SELECTOR (-1)
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -104,14 +99,14 @@ static double measure(int c, void *d, const void *s, size_t n, long iters)
 {
     if (n <= (32u << 20))
         copy_once(c, d, s, n); /* warm: same buffers as the timed copies */
-    double t0 = now();
+    double t0 = lc_now_s();
     if (c == C_GLIBC)
         loop_glibc(d, s, n, iters);
     else if (c == C_SELECTOR)
         loop_selector(d, s, n, iters);
     else
         loop_kernel(copy_kernels[c].fn, d, s, n, iters);
-    double t = now() - t0;
+    double t = lc_now_s() - t0;
     return (double)n * (double)iters / t / 1e9;
 }
 
@@ -119,10 +114,10 @@ static long iterations(void *d, const void *s, size_t n)
 {
     long it = 1;
     for (;;) {
-        double t0 = now();
+        double t0 = lc_now_s();
         for (long i = 0; i < it; i++)
             copy_once(C_GLIBC, d, s, n);
-        double t = now() - t0;
+        double t = lc_now_s() - t0;
         if (t > 2e-4 || it > (1l << 26))
             return t > 5e-4 ? it : (long)((double)it * 5e-4 / (t > 1e-9 ? t : 1e-9)) + 1;
         it *= 4;
@@ -269,11 +264,11 @@ static int run_sweep(const opts_t *o, char *d, char *s, const locus_copy_params_
 
 static double reread(const char *v, size_t n)
 {
-    double t0 = now();
+    double t0 = lc_now_s();
     __m128i acc = _mm_setzero_si128();
     for (size_t i = 0; i < n; i += 64)
         acc = _mm_add_epi64(acc, _mm_load_si128((const __m128i *)(v + i)));
-    double t = now() - t0;
+    double t = lc_now_s() - t0;
     volatile long long sink = _mm_cvtsi128_si64(acc);
     (void)sink;
     return t;
@@ -297,9 +292,9 @@ static void run_pollution(const opts_t *o, char *d, char *s)
         for (int i = 0; i < 4; i++) {
             reread(victim, VICTIM);
             reread(victim, VICTIM);
-            double t0 = now();
+            double t0 = lc_now_s();
             locus_copy_kernel(ks[i], d, s, POLLUTER);
-            copy_gbs[i][r] = (double)POLLUTER / (now() - t0) / 1e9;
+            copy_gbs[i][r] = (double)POLLUTER / (lc_now_s() - t0) / 1e9;
             after[i][r] = reread(victim, VICTIM);
         }
     }
@@ -466,7 +461,7 @@ static int parse(int argc, char **argv, opts_t *o)
             return cli_usage_error("bench copy", "%s needs a value", a);
         else if (!strcmp(a, "--reps")) {
             int64_t r;
-            if (locus_parse_int(v, 1, MAX_REPS, &r))
+            if (lc_parse_int(v, 1, MAX_REPS, &r))
                 return cli_usage_error("bench copy", "--reps %s", locus_last_error());
             o->reps = (int)r;
             i++;

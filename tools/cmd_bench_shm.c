@@ -8,6 +8,7 @@
 #include <locus/locus.h>
 
 #include "core/config.h"
+#include "core/clock.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -26,12 +27,6 @@ typedef struct {
     const char *name;
 } bench_opts_t;
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -93,18 +88,18 @@ static int parse_args(int argc, char **argv, bench_opts_t *o)
             *(a[2] == 'm' && a[3] == 'i' ? &lo : &hi) = s;
             i++;
         } else if (!strcmp(a, "--reps") && v) {
-            if (locus_parse_int(v, 1, 1000, &x))
+            if (lc_parse_int(v, 1, 1000, &x))
                 return cli_usage_error("bench", "--reps %s", locus_last_error());
             o->reps = (int)x;
             i++;
         } else if (!strcmp(a, "--window") && v) {
-            if (locus_parse_int(v, 1, 4096, &x))
+            if (lc_parse_int(v, 1, 4096, &x))
                 return cli_usage_error("bench", "--window %s", locus_last_error());
             o->window = (int)x;
             i++;
         } else if (!strcmp(a, "--mem") && v) {
             int c;
-            if (locus_parse_choice(v, "heap|private", &c))
+            if (lc_parse_choice(v, "heap|private", &c))
                 return cli_usage_error("bench", "--mem %s", locus_last_error());
             o->heap = c == 0;
             i++;
@@ -143,7 +138,7 @@ static int iters_for(const bench_opts_t *o, size_t size)
 static double run_pingpong(locus_shm_ep_t *ep, void *sb, void *rb, size_t size, int iters)
 {
     int me = locus_shm_rank(ep), peer = 1 - me;
-    double t0 = now_s();
+    double t0 = lc_now_s();
     for (int i = 0; i < iters; i++) {
         if (me == 0) {
             CHECK(locus_shm_send(ep, peer, 1, sb, size));
@@ -153,7 +148,7 @@ static double run_pingpong(locus_shm_ep_t *ep, void *sb, void *rb, size_t size, 
             CHECK(locus_shm_send(ep, peer, 1, sb, size));
         }
     }
-    return now_s() - t0;
+    return lc_now_s() - t0;
 }
 
 /* --touch: slot k of the window has its own buffer at k * slot bytes. */
@@ -163,7 +158,7 @@ static double run_window(locus_shm_ep_t *ep, unsigned char *sb, unsigned char *r
     int me = locus_shm_rank(ep), peer = 1 - me;
     char ack[4] = {0};
     volatile unsigned char sink = 0;
-    double t0 = now_s();
+    double t0 = lc_now_s();
     for (int i = 0; i < iters; i++) {
         for (int k = 0; k < w; k++) {
             if (me == 0) {
@@ -186,7 +181,7 @@ static double run_window(locus_shm_ep_t *ep, unsigned char *sb, unsigned char *r
             CHECK(locus_shm_send(ep, peer, 3, ack, sizeof ack));
     }
     (void)sink;
-    return now_s() - t0;
+    return lc_now_s() - t0;
 }
 
 static int bench_main(int argc, char **argv, int what)

@@ -7,6 +7,7 @@
 
 #include "core/config.h"
 #include "heap/heap_measure.h"
+#include "core/clock.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -35,18 +36,12 @@ typedef struct {
     bool shown;
 } progress_t;
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* Progress on a TTY once the work has taken more than a second. */
 static void on_progress(void *arg, uint64_t done, uint64_t total)
 {
     progress_t *p = arg;
-    if (!cli_is_tty() || now() - p->start < 1.0)
+    if (!cli_is_tty() || lc_now_s() - p->start < 1.0)
         return;
     char d[32], t[32];
     fprintf(stderr, "\r  %s: %3.0f%% (%s of %s)   ", p->what, total ? 100.0 * (double)done / (double)total : 100.0,
@@ -175,11 +170,11 @@ static int parse_args(int argc, char **argv, locus_heap_attr_t *a, bool *json, b
     while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         locus_status_t st = LOCUS_OK;
         switch (o) {
-        case 's': st = locus_parse_sizepct(optarg, &a->size, &a->percent); break;
-        case 'P': if (!(st = locus_parse_int(optarg, 1, 65536, &v))) a->procs = (int)v; break;
+        case 's': st = lc_parse_sizepct(optarg, &a->size, &a->percent); break;
+        case 'P': if (!(st = lc_parse_int(optarg, 1, 65536, &v))) a->procs = (int)v; break;
         case 'p': st = locus_heap_parse_policy(optarg, a); break;
         case 'k': st = locus_heap_parse_pages(optarg, &a->pages); break;
-        case 't': if (!(st = locus_parse_int(optarg, 0, 4096, &v))) a->threads = (int)v; break;
+        case 't': if (!(st = lc_parse_int(optarg, 0, 4096, &v))) a->threads = (int)v; break;
         case 'v': st = locus_heap_parse_verify(optarg, &a->verify); break;
         case 'c': st = locus_parse_size(optarg, &a->chunk); break;
         case 'j': *json = true; break;
@@ -210,7 +205,7 @@ static int compare_before(const locus_heap_attr_t *a, const locus_topo_t *topo, 
     w.verify = LOCUS_VERIFY_NONE;
     w.progress = NULL;
     locus_heap_t *h;
-    progress_t pr = {now(), "warm-up", false};
+    progress_t pr = {lc_now_s(), "warm-up", false};
     w.progress = on_progress;
     w.progress_arg = &pr;
     locus_status_t st = locus_heap_create(&w, topo, &h);
@@ -222,7 +217,7 @@ static int compare_before(const locus_heap_attr_t *a, const locus_topo_t *topo, 
     *kind = s.pages;
     uint64_t size = s.size;
     locus_heap_destroy(h);
-    pr = (progress_t){now(), "serial touch", false};
+    pr = (progress_t){lc_now_s(), "serial touch", false};
     st = heap_measure_serial_touch(*kind, size, on_progress, &pr, &c->serial);
     progress_end(&pr);
     if (st)
@@ -251,7 +246,7 @@ int locus_cmd_heap(int argc, char **argv)
         return rc;
     }
     c.on = c.on && a.policy != LOCUS_HEAP_FIRSTTOUCH;
-    progress_t pr = {now(), "fault-in", false};
+    progress_t pr = {lc_now_s(), "fault-in", false};
     a.progress = on_progress;
     a.progress_arg = &pr;
     locus_heap_t *h;

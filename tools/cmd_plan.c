@@ -36,7 +36,7 @@ int locus_cmd_plan(int argc, char **argv)
         if (!strcmp(a, "--json")) {
             json = true;
         } else if (!strcmp(a, "--procs") && v) {
-            if (locus_parse_int(v, 1, 65536, &n))
+            if (lc_parse_int(v, 1, 65536, &n))
                 return cli_usage_error("plan", "--procs %s", locus_last_error());
             i++;
         } else if ((!strcmp(a, "--queue") || !strcmp(a, "--heap")) && v) {

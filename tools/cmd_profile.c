@@ -60,7 +60,7 @@ static const char *find_shim(char *buf, size_t cap)
 static int opt_u64(const char *opt, const char *v, int64_t lo, int64_t hi, uint64_t *out)
 {
     int64_t x;
-    if (locus_parse_int(v, lo, hi, &x) != LOCUS_OK)
+    if (lc_parse_int(v, lo, hi, &x) != LOCUS_OK)
         return cli_usage_error("profile", "%s '%s': expected an integer in %lld..%lld", opt, v, (long long)lo,
                                (long long)hi);
     *out = (uint64_t)x;

@@ -6,6 +6,7 @@
 #include <locus/locus.h>
 
 #include "core/config.h"
+#include "core/sysfs.h"
 
 #include <errno.h>
 #include <numa.h>
@@ -34,20 +35,6 @@ static void usage(FILE *out)
             "  and exit before they are killed. Exit status: the first failure's, else 0.\n");
 }
 
-static int read_l3_id(int cpu)
-{
-    char path[128];
-    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/cache/index3/id", cpu);
-    FILE *f = fopen(path, "r");
-    int id = -1;
-    if (f) {
-        if (fscanf(f, "%d", &id) != 1)
-            id = -1;
-        fclose(f);
-    }
-    return id;
-}
-
 /* The CPU set of rank r for this binding, over the CPUs we may use. */
 static void bind_set(int mode, int rank, const cpu_set_t *avail, cpu_set_t *out)
 {
@@ -66,7 +53,7 @@ static void bind_set(int mode, int rank, const cpu_set_t *avail, cpu_set_t *out)
     /* l3/numa: the domains in order of their first CPU; rank r gets domain r % ndomains. */
     int dom[CPU_SETSIZE], ndom = 0;
     for (int i = 0; i < n; i++) {
-        int d = mode == BIND_L3 ? read_l3_id(cpus[i]) : (numa_available() >= 0 ? numa_node_of_cpu(cpus[i]) : 0);
+        int d = mode == BIND_L3 ? lc_sysfs_l3_id(cpus[i]) : (numa_available() >= 0 ? numa_node_of_cpu(cpus[i]) : 0);
         bool seen = false;
         for (int k = 0; k < ndom; k++)
             seen |= dom[k] == d;
@@ -75,7 +62,7 @@ static void bind_set(int mode, int rank, const cpu_set_t *avail, cpu_set_t *out)
     }
     int want = dom[rank % ndom];
     for (int i = 0; i < n; i++) {
-        int d = mode == BIND_L3 ? read_l3_id(cpus[i]) : (numa_available() >= 0 ? numa_node_of_cpu(cpus[i]) : 0);
+        int d = mode == BIND_L3 ? lc_sysfs_l3_id(cpus[i]) : (numa_available() >= 0 ? numa_node_of_cpu(cpus[i]) : 0);
         if (d == want)
             CPU_SET(cpus[i], out);
     }
@@ -110,11 +97,11 @@ int locus_cmd_run(int argc, char **argv)
             return 0;
         }
         if ((!strcmp(a, "-n") || !strcmp(a, "-np")) && i + 1 < argc) {
-            if (locus_parse_int(argv[++i], 1, 65536, &n))
+            if (lc_parse_int(argv[++i], 1, 65536, &n))
                 return cli_usage_error("run", "-n %s", locus_last_error());
         } else if (!strcmp(a, "--bind") && i + 1 < argc) {
             int c;
-            if (locus_parse_choice(argv[++i], "none|core|l3|numa", &c))
+            if (lc_parse_choice(argv[++i], "none|core|l3|numa", &c))
                 return cli_usage_error("run", "--bind %s", locus_last_error());
             bind = c;
         } else if (!strcmp(a, "--grace") && i + 1 < argc) {

@@ -6,6 +6,7 @@
 #include <locus/locus.h>
 
 #include "core/config.h"
+#include "core/clock.h"
 
 #include <getopt.h>
 #include <pthread.h>
@@ -36,12 +37,6 @@ typedef struct {
     int t;
 } warg_t;
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static void block(const job_t *j, int t, uint64_t *lo, uint64_t *hi)
 {
@@ -161,9 +156,9 @@ static int run_variant(const variant_t *v, const locus_heap_attr_t *base_attr, c
     double *gbps = calloc((size_t)reps, sizeof *gbps);
     for (int r = 0; r < reps; r++) {
         pthread_barrier_wait(&j.bar);
-        double t0 = now();
+        double t0 = lc_now_s();
         pthread_barrier_wait(&j.bar);
-        gbps[r] = 3.0 * (double)j.n * sizeof(double) / (now() - t0) / 1e9;
+        gbps[r] = 3.0 * (double)j.n * sizeof(double) / (lc_now_s() - t0) / 1e9;
     }
     for (int t = 0; t < nthreads; t++)
         pthread_join(tid[t], NULL);
@@ -230,11 +225,11 @@ int locus_cmd_stream(int argc, char **argv)
         locus_status_t st = LOCUS_OK;
         const char *opt = "";
         switch (o) {
-        case 's': opt = "size"; st = locus_parse_sizepct(optarg, &a.size, &a.percent); break;
-        case 't': opt = "threads"; st = locus_parse_int(optarg, 0, 4096, &threads); break;
+        case 's': opt = "size"; st = lc_parse_sizepct(optarg, &a.size, &a.percent); break;
+        case 't': opt = "threads"; st = lc_parse_int(optarg, 0, 4096, &threads); break;
         case 'p': opt = "policy"; only = optarg; st = locus_heap_parse_policy(optarg, NULL); break;
         case 'k': opt = "pages"; st = locus_heap_parse_pages(optarg, &a.pages); break;
-        case 'r': opt = "reps"; st = locus_parse_int(optarg, 1, 100000, &reps); break;
+        case 'r': opt = "reps"; st = lc_parse_int(optarg, 1, 100000, &reps); break;
         case 'j': json = true; break;
         case 'h': usage(stdout); return 0;
         default:

@@ -3,10 +3,14 @@
 /* The real functions are defined here, not the header's inline fast path. */
 #define LOCUS_COPY_NO_INLINE 1
 #include "copy/kernels.h"
-#include "copy/sysfs.h"
 
 #include "core/config.h"
+#include "core/sysfs.h"
 #include "core/error.h"
+#include "core/notes.h"
+
+/* Root of the sysfs tree read for the L3 ("/sys"; tests point it at a fake tree). */
+const char *copy_sysfs_root = "/sys";
 
 #include <errno.h>
 #include <pthread.h>
@@ -33,25 +37,11 @@ struct locus_copy_ctx {
     locus_copy_params_t p;
     size_t direct_max[4]; /* below this total length the hint's choice is glibc memcpy */
     char origin_nt[540], origin_far[540];
-    char notes[1024];
+    lc_notes_t notes;
     bool hw_known;        /* sysfs describes the same L3 as the topology */
-    copy_sysfs_l3_t hw;   /* ... and then this is it */
+    lc_cache_t hw;        /* ... and then this is it */
 };
 
-static void note(locus_copy_ctx_t *c, const char *fmt, ...) LOCUS_PRINTF(2, 3);
-static void note(locus_copy_ctx_t *c, const char *fmt, ...)
-{
-    size_t n = strlen(c->notes);
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(c->notes + n, sizeof c->notes - n, fmt, ap);
-    va_end(ap);
-    n = strlen(c->notes);
-    if (n + 1 < sizeof c->notes) {
-        c->notes[n] = '\n';
-        c->notes[n + 1] = '\0';
-    }
-}
 
 static bool overlaps(const void *dst, const void *src, size_t len)
 {
@@ -63,15 +53,15 @@ static locus_status_t check_args(void *dst, const void *src, size_t len, size_t 
                                  unsigned hint)
 {
     if (hint > LOCUS_COPY_HINT_NT_BOTH)
-        return locus_err(LOCUS_ERR_INVALID,
+        return lc_err(LOCUS_ERR_INVALID,
                          "copy hint %u: expected 0..3 (NONE, NT_DEST, NT_SOURCE, NT_BOTH)", hint);
     if (total < len)
-        return locus_err(LOCUS_ERR_INVALID, "copy total_len %zu: expected >= len %zu", total, len);
+        return lc_err(LOCUS_ERR_INVALID, "copy total_len %zu: expected >= len %zu", total, len);
     if (len && (!dst || !src))
-        return locus_err(LOCUS_ERR_INVALID, "copy of %zu bytes with %s NULL: expected valid buffers",
+        return lc_err(LOCUS_ERR_INVALID, "copy of %zu bytes with %s NULL: expected valid buffers",
                          len, dst ? "src" : "dst");
     if (COPY_CHECK_OVERLAP && overlaps(dst, src, len))
-        return locus_err(LOCUS_ERR_INVALID,
+        return lc_err(LOCUS_ERR_INVALID,
                          "copy dst %p and src %p overlap over %zu bytes: expected disjoint buffers",
                          dst, src, len);
     return LOCUS_OK;
@@ -80,10 +70,10 @@ static locus_status_t check_args(void *dst, const void *src, size_t len, size_t 
 /* ---------- thresholds ---------- */
 
 /* "auto" -> *set = false; a size -> *out. */
-static locus_status_t read_threshold(locus_tun_id_t id, bool *set, uint64_t *out)
+static locus_status_t read_threshold(lc_tun_id_t id, bool *set, uint64_t *out)
 {
     const char *v;
-    locus_status_t st = locus_tun_string(id, &v);
+    locus_status_t st = lc_tun_string(id, &v);
     if (st)
         return st;
     *set = strcmp(v, "auto") != 0;
@@ -93,7 +83,7 @@ static locus_status_t read_threshold(locus_tun_id_t id, bool *set, uint64_t *out
 const char *locus_copy_calibration_path(char *buf, size_t len)
 {
     const char *v = "auto";
-    if (locus_tun_string(LOCUS_TUN_COPY_CALIBRATION, &v) != LOCUS_OK || !strcmp(v, "none")) {
+    if (lc_tun_string(LC_TUN_COPY_CALIBRATION, &v) != LOCUS_OK || !strcmp(v, "none")) {
         snprintf(buf, len, "%s", "");
         return buf;
     }
@@ -172,11 +162,11 @@ static void apply_calibration(locus_copy_ctx_t *c)
         return;
     if (!read_calibration(path, &cal, why, sizeof why)) {
         if (*why)
-            note(c, "calibration file %s ignored: %s", path, why);
+            lc_note(&c->notes, "calibration file %s ignored: %s", path, why);
         return;
     }
     if (cal.l3_size != c->p.l3_size || cal.l3_cpus != (uint64_t)c->p.l3_cpus) {
-        note(c, "calibration file %s ignored: measured on an L3 of %llu bytes shared by %llu cpus, "
+        lc_note(&c->notes, "calibration file %s ignored: measured on an L3 of %llu bytes shared by %llu cpus, "
                 "this one is %llu bytes shared by %d", path, (unsigned long long)cal.l3_size,
              (unsigned long long)cal.l3_cpus, (unsigned long long)c->p.l3_size, c->p.l3_cpus);
         return;
@@ -194,7 +184,7 @@ static void apply_calibration(locus_copy_ctx_t *c)
         c->p.pf = k + 1;
         c->p.ntpf = k + 2;
     } else if (cal.nt_kernel[0]) {
-        note(c, "calibration file %s: nt_kernel '%s' is unknown or unavailable here; kept %s",
+        lc_note(&c->notes, "calibration file %s: nt_kernel '%s' is unknown or unavailable here; kept %s",
              path, cal.nt_kernel, copy_kernels[c->p.nt].name);
     }
 }
@@ -217,16 +207,17 @@ static void pick_kernels(locus_copy_ctx_t *c)
  * hardware's and wins: a rank pinned to one core still shares its L3. */
 static void hardware_sharing(locus_copy_ctx_t *c, int cpu, const locus_topo_l3_t *l3)
 {
-    if (cpu < 0 || !copy_sysfs_l3(cpu, &c->hw) || c->hw.size_bytes != l3->size_bytes)
+    if (cpu < 0 || !lc_sysfs_cache(copy_sysfs_root, cpu, 3, &c->hw) || !c->hw.shared.count ||
+        c->hw.size_bytes != l3->size_bytes)
         return;
     for (int i = 0; i < l3->num_cpus; i++)
-        if (l3->cpus[i] < 0 || l3->cpus[i] >= 4096 || !c->hw.has_cpu[l3->cpus[i]])
+        if (l3->cpus[i] < 0 || !lc_cpuset_has(&c->hw.shared, l3->cpus[i]))
             return;
     c->hw_known = true;
-    if (c->hw.num_cpus > c->p.l3_cpus) {
-        note(c, "L3 of cpu %d is shared by %d cpus (sysfs), %d of them usable by this process; "
-                "thresholds use %d", cpu, c->hw.num_cpus, c->p.l3_cpus, c->hw.num_cpus);
-        c->p.l3_cpus = c->hw.num_cpus;
+    if (c->hw.shared.count > c->p.l3_cpus) {
+        lc_note(&c->notes, "L3 of cpu %d is shared by %d cpus (sysfs), %d of them usable by this process; "
+                "thresholds use %d", cpu, c->hw.shared.count, c->p.l3_cpus, c->hw.shared.count);
+        c->p.l3_cpus = c->hw.shared.count;
     }
 }
 
@@ -235,7 +226,7 @@ static void describe_l3(locus_copy_ctx_t *c, const locus_topo_t *topo, int cpu)
     int li = topo && cpu >= 0 ? locus_topo_cpu_l3(topo, cpu) : -1;
     if (li < 0 && topo && locus_topo_num_l3(topo) > 0) {
         if (cpu >= 0)
-            note(c, "cpu %d is in no L3 domain; used L3 domain 0", cpu);
+            lc_note(&c->notes, "cpu %d is in no L3 domain; used L3 domain 0", cpu);
         li = 0;
     }
     locus_topo_l3_t l3;
@@ -244,7 +235,7 @@ static void describe_l3(locus_copy_ctx_t *c, const locus_topo_t *topo, int cpu)
         c->p.l3_cpus = l3.num_cpus > 0 ? l3.num_cpus : 1;
         c->p.l3_source = l3.size_source;
         if (l3.size_source != LOCUS_TOPO_SRC_HWLOC)
-            note(c, "L3 size %llu bytes comes from %s, not hwloc", (unsigned long long)l3.size_bytes,
+            lc_note(&c->notes, "L3 size %llu bytes comes from %s, not hwloc", (unsigned long long)l3.size_bytes,
                  l3.size_source == LOCUS_TOPO_SRC_SYSFS ? "sysfs" : "a default");
         hardware_sharing(c, cpu, &l3);
         return;
@@ -252,7 +243,7 @@ static void describe_l3(locus_copy_ctx_t *c, const locus_topo_t *topo, int cpu)
     c->p.l3_size = FALLBACK_L3;
     c->p.l3_cpus = 1;
     c->p.l3_source = LOCUS_TOPO_SRC_DEFAULT;
-    note(c, "no L3 size known (hwloc and sysfs report none); assumed %llu MiB for one cpu",
+    lc_note(&c->notes, "no L3 size known (hwloc and sysfs report none); assumed %llu MiB for one cpu",
          FALLBACK_L3 >> 20);
 }
 
@@ -261,9 +252,9 @@ static int peer_shares(locus_copy_ctx_t *c, const locus_topo_t *topo, int cpu, i
     if (!topo || cpu < 0 || peer < 0)
         return -1;
     if (locus_topo_cpu_node(topo, peer) < 0) { /* outside this process's cpus */
-        if (c->hw_known && peer < 4096)
-            return c->hw.has_cpu[peer];
-        note(c, "peer cpu %d is not among this process's cpus and sysfs does not describe this L3: "
+        if (c->hw_known && peer < LC_MAX_CPUS)
+            return lc_cpuset_has(&c->hw.shared, peer);
+        lc_note(&c->notes, "peer cpu %d is not among this process's cpus and sysfs does not describe this L3: "
                 "sharing unknown", peer);
         return -1;
     }
@@ -289,7 +280,7 @@ static void update_direct(locus_copy_ctx_t *c)
 static locus_status_t check_cpu(const locus_topo_t *topo, int cpu, const char *what)
 {
     if (cpu < -1 || (cpu >= 0 && topo && locus_topo_cpu_node(topo, cpu) < 0))
-        return locus_err(LOCUS_ERR_INVALID,
+        return lc_err(LOCUS_ERR_INVALID,
                          "copy %s %d: expected -1 (unknown) or a cpu of the topology (%d cpus)",
                          what, cpu, topo ? locus_topo_num_cpus(topo) : 0);
     return LOCUS_OK;
@@ -317,27 +308,27 @@ static locus_status_t ctx_init(locus_copy_ctx_t *c, const locus_topo_t *topo, in
 
     bool set;
     uint64_t v;
-    locus_status_t st = read_threshold(LOCUS_TUN_COPY_NT_MIN, &set, &v);
+    locus_status_t st = read_threshold(LC_TUN_COPY_NT_MIN, &set, &v);
     if (st)
         return st;
     if (set) {
         c->p.nt_min = v;
         snprintf(c->origin_nt, sizeof c->origin_nt, "LOCUS_COPY_NT_MIN");
     }
-    if ((st = read_threshold(LOCUS_TUN_COPY_NT_MIN_FAR, &set, &v)))
+    if ((st = read_threshold(LC_TUN_COPY_NT_MIN_FAR, &set, &v)))
         return st;
     if (set) {
         c->p.nt_min_far = v;
         snprintf(c->origin_far, sizeof c->origin_far, "LOCUS_COPY_NT_MIN_FAR");
     }
     int forced = 0;
-    if ((st = locus_tun_enum(LOCUS_TUN_COPY_KERNEL, &forced)))
+    if ((st = lc_tun_enum(LC_TUN_COPY_KERNEL, &forced)))
         return st;
-    if ((st = locus_tun_enum(LOCUS_TUN_COPY_ISA, &(int){0})))
+    if ((st = lc_tun_enum(LC_TUN_COPY_ISA, &(int){0})))
         return st;
     if (forced > 0) {
         if (!locus_copy_kernel_available(forced - 1))
-            return locus_err(LOCUS_ERR_UNSUPPORTED,
+            return lc_err(LOCUS_ERR_UNSUPPORTED,
                              "LOCUS_COPY_KERNEL=%s: this CPU (or LOCUS_COPY_ISA) lacks its "
                              "instructions", copy_kernels[forced - 1].name);
         c->p.forced_kernel = forced - 1;
@@ -352,18 +343,18 @@ locus_status_t locus_copy_ctx_create(const locus_topo_t *topo, int cpu, int peer
                                      locus_copy_ctx_t **out)
 {
     if (!out)
-        return locus_err(LOCUS_ERR_INVALID, "locus_copy_ctx_create: out is NULL");
+        return lc_err(LOCUS_ERR_INVALID, "locus_copy_ctx_create: out is NULL");
     *out = NULL;
     locus_status_t st;
     /* The peer may run outside this process's cpus (another rank's core). */
     if ((st = check_cpu(topo, cpu, "cpu")))
         return st;
     if (peer_cpu < -1 || peer_cpu >= 4096)
-        return locus_err(LOCUS_ERR_INVALID, "copy peer cpu %d: expected -1 (unknown) or 0..4095",
+        return lc_err(LOCUS_ERR_INVALID, "copy peer cpu %d: expected -1 (unknown) or 0..4095",
                          peer_cpu);
     locus_copy_ctx_t *c = malloc(sizeof *c);
     if (!c)
-        return locus_err(LOCUS_ERR_NO_MEMORY, "copy context: %zu bytes", sizeof *c);
+        return lc_err(LOCUS_ERR_NO_MEMORY, "copy context: %zu bytes", sizeof *c);
     if (cpu < 0) {
         cpu = sched_getcpu();
         if (topo && cpu >= 0 && locus_topo_cpu_node(topo, cpu) < 0)
@@ -383,27 +374,29 @@ static void publish_default(void);
 /* The process-wide context is static: destroying it is a no-op. */
 void locus_copy_ctx_destroy(locus_copy_ctx_t *ctx)
 {
-    if (ctx != &g_ctx)
+    if (ctx != &g_ctx) {
+        lc_notes_free(&ctx->notes);
         free(ctx);
+    }
 }
 
 locus_status_t locus_copy_ctx_params(const locus_copy_ctx_t *ctx, locus_copy_params_t *out)
 {
     if (!ctx || !out)
-        return locus_err(LOCUS_ERR_INVALID, "locus_copy_ctx_params: NULL argument");
+        return lc_err(LOCUS_ERR_INVALID, "locus_copy_ctx_params: NULL argument");
     *out = ctx->p;
     return LOCUS_OK;
 }
 
-const char *locus_copy_ctx_notes(const locus_copy_ctx_t *ctx) { return ctx ? ctx->notes : ""; }
+const char *locus_copy_ctx_notes(const locus_copy_ctx_t *ctx) { return ctx ? lc_notes_text(&ctx->notes) : ""; }
 
 locus_status_t locus_copy_ctx_force(locus_copy_ctx_t *ctx, int k)
 {
     if (!ctx || k < -1 || k >= K_COUNT)
-        return locus_err(LOCUS_ERR_INVALID, "copy kernel %d: expected -1 (selector) or 0..%d", k,
+        return lc_err(LOCUS_ERR_INVALID, "copy kernel %d: expected -1 (selector) or 0..%d", k,
                          K_COUNT - 1);
     if (k >= 0 && !locus_copy_kernel_available(k))
-        return locus_err(LOCUS_ERR_UNSUPPORTED, "copy kernel %s: not supported by this CPU",
+        return lc_err(LOCUS_ERR_UNSUPPORTED, "copy kernel %s: not supported by this CPU",
                          copy_kernels[k].name);
     ctx->p.forced_kernel = k;
     update_direct(ctx);
@@ -431,7 +424,7 @@ static int select_kernel(const locus_copy_ctx_t *c, size_t total, unsigned hint)
 int locus_copy_ctx_select(const locus_copy_ctx_t *ctx, size_t total_len, locus_copy_hint_t hint)
 {
     if (!ctx) {
-        locus_err(LOCUS_ERR_INVALID, "locus_copy_ctx_select: ctx is NULL");
+        lc_err(LOCUS_ERR_INVALID, "locus_copy_ctx_select: ctx is NULL");
         return -1;
     }
     if ((unsigned)hint > LOCUS_COPY_HINT_NT_BOTH) {
@@ -448,7 +441,7 @@ locus_status_t locus_copy_ctx_copy(const locus_copy_ctx_t *ctx, void *dst, const
     if (st)
         return st;
     if (!ctx)
-        return locus_err(LOCUS_ERR_INVALID, "locus_copy_ctx_copy: ctx is NULL");
+        return lc_err(LOCUS_ERR_INVALID, "locus_copy_ctx_copy: ctx is NULL");
     if (len)
         copy_kernels[select_kernel(ctx, total_len, (unsigned)hint)].fn(dst, src, len);
     return LOCUS_OK;
@@ -457,9 +450,9 @@ locus_status_t locus_copy_ctx_copy(const locus_copy_ctx_t *ctx, void *dst, const
 locus_status_t locus_copy_kernel(int k, void *dst, const void *src, size_t len)
 {
     if (k < 0 || k >= K_COUNT)
-        return locus_err(LOCUS_ERR_INVALID, "copy kernel %d: expected 0..%d", k, K_COUNT - 1);
+        return lc_err(LOCUS_ERR_INVALID, "copy kernel %d: expected 0..%d", k, K_COUNT - 1);
     if (!copy_cpu_has(copy_kernels[k].isa))
-        return locus_err(LOCUS_ERR_UNSUPPORTED, "copy kernel %s: not supported by this CPU",
+        return lc_err(LOCUS_ERR_UNSUPPORTED, "copy kernel %s: not supported by this CPU",
                          copy_kernels[k].name);
     locus_status_t st = check_args(dst, src, len, len, 0);
     if (st)
@@ -492,7 +485,7 @@ static void default_init(void)
     if (g_status)
         snprintf(g_error, sizeof g_error, "%s", locus_last_error());
     if (tst)
-        note(&g_ctx, "topology unavailable (%s); used defaults", topo_err);
+        lc_note(&g_ctx.notes, "topology unavailable (%s); used defaults", topo_err);
     locus_topo_destroy(topo);
     if (!g_status)
         publish_default();
@@ -508,7 +501,7 @@ static locus_status_t default_ctx(const locus_copy_ctx_t **out)
 {
     pthread_once(&g_once, default_init);
     if (g_status)
-        return locus_err(g_status, "%s", g_error);
+        return lc_err(g_status, "%s", g_error);
     *out = &g_ctx;
     return LOCUS_OK;
 }
@@ -516,7 +509,7 @@ static locus_status_t default_ctx(const locus_copy_ctx_t **out)
 locus_status_t locus_copy_default_ctx(locus_copy_ctx_t **out)
 {
     const locus_copy_ctx_t *c;
-    locus_status_t st = out ? default_ctx(&c) : locus_err(LOCUS_ERR_INVALID, "out is NULL");
+    locus_status_t st = out ? default_ctx(&c) : lc_err(LOCUS_ERR_INVALID, "out is NULL");
     if (!st)
         *out = (locus_copy_ctx_t *)c;
     return st;
@@ -563,3 +556,8 @@ locus_status_t locus_copy_part(void *dst, const void *src, size_t len, size_t to
     }
     return copy_slow(dst, src, len, total_len, (unsigned)hint);
 }
+
+
+LC_TUN_VALIDATOR(COPY_NT_MIN, copy_validate_threshold)
+LC_TUN_VALIDATOR(COPY_NT_MIN_FAR, copy_validate_threshold)
+LC_TUN_VALIDATOR(COPY_CALIBRATION, copy_validate_calibration)

@@ -86,7 +86,7 @@ bool copy_isa_allowed(copy_isa_t isa)
     if (!copy_cpu_has(isa))
         return false;
     int cap = 0; /* auto|sse2|avx2|avx512 */
-    if (locus_tun_enum(LOCUS_TUN_COPY_ISA, &cap) != LOCUS_OK || cap == 0)
+    if (lc_tun_enum(LC_TUN_COPY_ISA, &cap) != LOCUS_OK || cap == 0)
         return true;
     static const copy_isa_t caps[] = {ISA_AVX512, ISA_SSE2, ISA_AVX2, ISA_AVX512};
     return isa == ISA_BASE || isa == ISA_ERMS || isa <= caps[cap];

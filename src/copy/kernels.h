@@ -47,4 +47,15 @@ DECLARE_KERNELS(avx2)
 DECLARE_KERNELS(avx512)
 #undef DECLARE_KERNELS
 
+/* Validators of LOCUS_COPY_NT_MIN[_FAR] and LOCUS_COPY_CALIBRATION (validate.c,
+ * registered with core by copy.c). */
+#include <locus/status.h>
+locus_status_t copy_validate_threshold(const char *value);
+locus_status_t copy_validate_calibration(const char *value);
+
+/* Root of the sysfs tree the selector reads a cpu's L3 from (copy.c): the
+ * topology lists only the cpus this process may use, so a rank pinned to one
+ * core would see its L3 "shared by 1 cpu"; sysfs says how many share it. */
+extern const char *copy_sysfs_root;
+
 #endif

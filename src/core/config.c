@@ -1,8 +1,7 @@
-/* The one place LOCUS_* tunables are parsed and validated. */
+/* The one place LOCUS_* tunables are parsed and validated (tunables.def). */
 #include "core/config.h"
 #include "core/error.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -12,17 +11,12 @@
 extern char **environ;
 
 typedef enum { T_SIZE, T_SIZEPCT, T_INT, T_BOOL, T_ENUM, T_STRING, T_DOUBLE } tun_type_t;
-typedef locus_status_t (*tun_validator_t)(const char *value);
 
 typedef struct {
     const char *name, *module, *def, *choices, *help;
     tun_type_t type;
     double min, max;
-    tun_validator_t validate;
 } tunable_t;
-
-/* Validators named in tunables.def (defined in their modules). */
-#include "core/validators.h"
 
 #define TYPE_SIZE T_SIZE
 #define TYPE_SIZEPCT T_SIZEPCT
@@ -32,12 +26,21 @@ typedef struct {
 #define TYPE_STRING T_STRING
 #define TYPE_DOUBLE T_DOUBLE
 
-static const tunable_t tunables[LOCUS_TUN_COUNT] = {
-#define LOCUS_TUNABLE(ID, mod, type, def, mn, mx, ch, val, help) \
-    { "LOCUS_" #ID, mod, def, ch, help, TYPE_##type, (double)(mn), (double)(mx), val },
+static const tunable_t tunables[LC_TUN_COUNT] = {
+#define LOCUS_TUNABLE(ID, mod, type, def, mn, mx, ch, help) \
+    { "LOCUS_" #ID, mod, def, ch, help, TYPE_##type, (double)(mn), (double)(mx) },
 #include "core/tunables.def"
 #undef LOCUS_TUNABLE
 };
+
+/* Filled by the modules (lc_tun_set_validator) when they are loaded. */
+static lc_tun_validator_t validators[LC_TUN_COUNT];
+
+void lc_tun_set_validator(lc_tun_id_t id, lc_tun_validator_t fn)
+{
+    if ((unsigned)id < LC_TUN_COUNT)
+        validators[id] = fn;
+}
 
 static const char *type_name(tun_type_t t)
 {
@@ -45,148 +48,32 @@ static const char *type_name(tun_type_t t)
     return names[t];
 }
 
-/* ---------- shared parsers ---------- */
-
-static const char SIZE_ACCEPTED[] =
-    "bytes with an optional K/M/G/T suffix (binary units, e.g. 4096, 64K, 8G, 1.5GiB)";
-
-locus_status_t locus_parse_size(const char *text, uint64_t *out)
-{
-    if (!text || !*text)
-        return locus_err(LOCUS_ERR_INVALID, "'': expected %s", SIZE_ACCEPTED);
-    errno = 0;
-    char *end;
-    double v = strtod(text, &end);
-    if (end == text || errno || !(v >= 0) || isinf(v) || text[0] == '-')
-        return locus_err(LOCUS_ERR_INVALID, "'%s': expected %s", text, SIZE_ACCEPTED);
-    double mult = 1;
-    switch (toupper((unsigned char)*end)) {
-    case 'K': mult = 0x1p10; end++; break;
-    case 'M': mult = 0x1p20; end++; break;
-    case 'G': mult = 0x1p30; end++; break;
-    case 'T': mult = 0x1p40; end++; break;
-    case 'P': mult = 0x1p50; end++; break;
-    default: break;
-    }
-    if (mult > 1 && (end[0] == 'i' || end[0] == 'I') && (end[1] == 'B' || end[1] == 'b'))
-        end += 2;
-    else if (*end == 'B' || *end == 'b')
-        end++;
-    if (*end)
-        return locus_err(LOCUS_ERR_INVALID, "'%s': expected %s", text, SIZE_ACCEPTED);
-    double bytes = v * mult;
-    if (bytes >= 0x1p64)
-        return locus_err(LOCUS_ERR_RANGE, "'%s': larger than 2^64 bytes", text);
-    if (bytes != floor(bytes))
-        return locus_err(LOCUS_ERR_INVALID, "'%s': not a whole number of bytes", text);
-    *out = (uint64_t)bytes;
-    return LOCUS_OK;
-}
-
-locus_status_t locus_parse_sizepct(const char *text, uint64_t *bytes, double *percent)
-{
-    size_t n = text ? strlen(text) : 0;
-    if (n > 1 && text[n - 1] == '%') {
-        char *end;
-        errno = 0;
-        double p = strtod(text, &end);
-        if (end != text + n - 1 || errno || !(p > 0) || p > 100)
-            return locus_err(LOCUS_ERR_INVALID,
-                             "'%s': expected a percentage in (0, 100], e.g. 50%%", text);
-        *bytes = 0;
-        *percent = p;
-        return LOCUS_OK;
-    }
-    locus_status_t st = locus_parse_size(text, bytes);
-    if (st != LOCUS_OK)
-        return locus_err(st, "'%s': expected %s, or a percentage of physical memory such as 50%%",
-                         text ? text : "", SIZE_ACCEPTED);
-    *percent = 0;
-    return LOCUS_OK;
-}
-
-locus_status_t locus_parse_int(const char *text, int64_t min, int64_t max, int64_t *out)
-{
-    char *end;
-    errno = 0;
-    long long v = text && *text ? strtoll(text, &end, 0) : 0;
-    if (!text || !*text || *end || errno)
-        return locus_err(LOCUS_ERR_INVALID, "'%s': expected an integer in [%lld, %lld]",
-                         text ? text : "", (long long)min, (long long)max);
-    if (v < min || v > max)
-        return locus_err(LOCUS_ERR_RANGE, "'%s': expected an integer in [%lld, %lld]", text,
-                         (long long)min, (long long)max);
-    *out = v;
-    return LOCUS_OK;
-}
-
-locus_status_t locus_parse_bool(const char *text, bool *out)
-{
-    static const char *yes[] = {"1", "y", "yes", "on", "true"};
-    static const char *no[] = {"0", "n", "no", "off", "false"};
-    for (size_t i = 0; text && i < 5; i++) {
-        if (!strcasecmp(text, yes[i])) { *out = true; return LOCUS_OK; }
-        if (!strcasecmp(text, no[i])) { *out = false; return LOCUS_OK; }
-    }
-    return locus_err(LOCUS_ERR_INVALID, "'%s': expected 1/0, yes/no, on/off or true/false",
-                     text ? text : "");
-}
-
-locus_status_t locus_parse_choice(const char *text, const char *choices, int *out)
-{
-    size_t n = text ? strlen(text) : 0;
-    int idx = 0;
-    for (const char *p = choices; n && *p; idx++) {
-        const char *bar = strchr(p, '|');
-        size_t len = bar ? (size_t)(bar - p) : strlen(p);
-        if (len == n && !strncasecmp(p, text, n)) {
-            *out = idx;
-            return LOCUS_OK;
-        }
-        if (!bar)
-            break;
-        p = bar + 1;
-    }
-    return locus_err(LOCUS_ERR_INVALID, "'%s': expected one of %s", text ? text : "", choices);
-}
-
-const char *locus_format_size(uint64_t bytes, char *buf, size_t len)
-{
-    static const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-    double v = (double)bytes;
-    int u = 0;
-    while (v >= 1024 && u < 5) { v /= 1024; u++; }
-    if (u == 0)
-        snprintf(buf, len, "%llu B", (unsigned long long)bytes);
-    else
-        snprintf(buf, len, "%.1f %s", v, units[u]);
-    return buf;
-}
-
 /* ---------- tunables ---------- */
 
-bool locus_tun_is_set(locus_tun_id_t id)
+bool lc_tun_is_set(lc_tun_id_t id)
 {
     return getenv(tunables[id].name) != NULL;
 }
 
-const char *locus_tun_text(locus_tun_id_t id)
+const char *lc_tun_default(lc_tun_id_t id) { return tunables[id].def; }
+
+const char *lc_tun_text(lc_tun_id_t id)
 {
     const char *v = getenv(tunables[id].name);
     return v ? v : tunables[id].def;
 }
 
 /* Re-label a parser's message with the variable's name. */
-static locus_status_t named(locus_tun_id_t id, locus_status_t st)
+static locus_status_t named(lc_tun_id_t id, locus_status_t st)
 {
     if (st == LOCUS_OK)
         return st;
     char msg[400];
     snprintf(msg, sizeof msg, "%s", locus_last_error());
-    return locus_err(st, "%s=%s", tunables[id].name, msg);
+    return lc_err(st, "%s=%s", tunables[id].name, msg);
 }
 
-static locus_status_t accepted_text(const tunable_t *t, char *buf, size_t len)
+static void accepted_text(const tunable_t *t, char *buf, size_t len)
 {
     switch (t->type) {
     case T_SIZE:
@@ -202,121 +89,215 @@ static locus_status_t accepted_text(const tunable_t *t, char *buf, size_t len)
     case T_DOUBLE: snprintf(buf, len, "number in [%g, %g]", t->min, t->max); break;
     case T_STRING: snprintf(buf, len, "%s", t->choices ? t->choices : "text"); break;
     }
-    return LOCUS_OK;
 }
 
-static locus_status_t check_type(locus_tun_id_t id, tun_type_t want)
-{
-    if (tunables[id].type != want)
-        return locus_err(LOCUS_ERR_INVALID, "%s is a %s tunable, read as %s", tunables[id].name,
-                         type_name(tunables[id].type), type_name(want));
-    return LOCUS_OK;
-}
+typedef union {
+    uint64_t u;
+    int64_t i;
+    double d;
+    bool b;
+    int e;
+    const char *s;
+    struct { uint64_t bytes; double pct; } sp;
+} tun_value_t;
 
-locus_status_t locus_tun_size(locus_tun_id_t id, uint64_t *out)
+static locus_status_t parse_double(const tunable_t *t, const char *v, double *out)
 {
-    locus_status_t st = check_type(id, T_SIZE);
-    if (st) return st;
-    const tunable_t *t = &tunables[id];
-    uint64_t v;
-    st = locus_parse_size(locus_tun_text(id), &v);
-    if (st == LOCUS_OK && t->max > 0 && ((double)v < t->min || (double)v > t->max)) {
-        char acc[128];
-        accepted_text(t, acc, sizeof acc);
-        st = locus_err(LOCUS_ERR_RANGE, "'%s': expected %s", locus_tun_text(id), acc);
-    }
-    if (st == LOCUS_OK) *out = v;
-    return named(id, st);
-}
-
-locus_status_t locus_tun_sizepct(locus_tun_id_t id, uint64_t *bytes, double *percent)
-{
-    locus_status_t st = check_type(id, T_SIZEPCT);
-    if (st) return st;
-    return named(id, locus_parse_sizepct(locus_tun_text(id), bytes, percent));
-}
-
-locus_status_t locus_tun_int(locus_tun_id_t id, int64_t *out)
-{
-    locus_status_t st = check_type(id, T_INT);
-    if (st) return st;
-    const tunable_t *t = &tunables[id];
-    return named(id, locus_parse_int(locus_tun_text(id), (int64_t)t->min, (int64_t)t->max, out));
-}
-
-locus_status_t locus_tun_bool(locus_tun_id_t id, bool *out)
-{
-    locus_status_t st = check_type(id, T_BOOL);
-    if (st) return st;
-    return named(id, locus_parse_bool(locus_tun_text(id), out));
-}
-
-locus_status_t locus_tun_enum(locus_tun_id_t id, int *out)
-{
-    locus_status_t st = check_type(id, T_ENUM);
-    if (st) return st;
-    return named(id, locus_parse_choice(locus_tun_text(id), tunables[id].choices, out));
-}
-
-locus_status_t locus_tun_string(locus_tun_id_t id, const char **out)
-{
-    locus_status_t st = check_type(id, T_STRING);
-    if (st) return st;
-    const char *v = locus_tun_text(id);
-    if (tunables[id].validate) {
-        st = tunables[id].validate(v);
-        if (st) return named(id, st);
-    }
-    *out = v;
-    return LOCUS_OK;
-}
-
-locus_status_t locus_tun_double(locus_tun_id_t id, double *out)
-{
-    locus_status_t st = check_type(id, T_DOUBLE);
-    if (st) return st;
-    const tunable_t *t = &tunables[id];
-    const char *v = locus_tun_text(id);
     char *end;
     errno = 0;
     double d = *v ? strtod(v, &end) : NAN;
     if (!*v || *end || errno || isnan(d) || d < t->min || d > t->max)
-        return named(id, locus_err(LOCUS_ERR_INVALID, "'%s': expected a number in [%g, %g]", v,
-                                   t->min, t->max));
+        return lc_err(LOCUS_ERR_INVALID, "'%s': expected a number in [%g, %g]", v, t->min, t->max);
     *out = d;
     return LOCUS_OK;
 }
 
-/* ---------- listing and checking ---------- */
-
-static locus_status_t validate(locus_tun_id_t id)
+static locus_status_t parse_size(const tunable_t *t, const char *text, uint64_t *out)
 {
-    uint64_t u;
-    double d;
-    int64_t i;
-    bool b;
-    int e;
-    const char *s;
-    switch (tunables[id].type) {
-    case T_SIZE: return locus_tun_size(id, &u);
-    case T_SIZEPCT: return locus_tun_sizepct(id, &u, &d);
-    case T_INT: return locus_tun_int(id, &i);
-    case T_BOOL: return locus_tun_bool(id, &b);
-    case T_ENUM: return locus_tun_enum(id, &e);
-    case T_STRING: return locus_tun_string(id, &s);
-    case T_DOUBLE: return locus_tun_double(id, &d);
+    uint64_t v;
+    locus_status_t st = locus_parse_size(text, &v);
+    if (st == LOCUS_OK && t->max > 0 && ((double)v < t->min || (double)v > t->max)) {
+        char acc[128];
+        accepted_text(t, acc, sizeof acc);
+        return lc_err(LOCUS_ERR_RANGE, "'%s': expected %s", text, acc);
     }
-    return LOCUS_ERR_INVALID;
+    if (st == LOCUS_OK)
+        *out = v;
+    return st;
 }
 
-size_t locus_config_count(void) { return LOCUS_TUN_COUNT; }
+/* Parse `text` as tunable id's type, bounds and validator (unnamed error). */
+static locus_status_t parse_text(lc_tun_id_t id, const char *text, tun_value_t *v)
+{
+    const tunable_t *t = &tunables[id];
+    switch (t->type) {
+    case T_SIZE: return parse_size(t, text, &v->u);
+    case T_SIZEPCT: return lc_parse_sizepct(text, &v->sp.bytes, &v->sp.pct);
+    case T_INT: return lc_parse_int(text, (int64_t)t->min, (int64_t)t->max, &v->i);
+    case T_BOOL: return lc_parse_bool(text, &v->b);
+    case T_ENUM: return lc_parse_choice(text, t->choices, &v->e);
+    case T_DOUBLE: return parse_double(t, text, &v->d);
+    case T_STRING:
+        v->s = text;
+        return validators[id] ? validators[id](text) : LOCUS_OK;
+    }
+    return lc_err(LOCUS_ERR_INVALID, "%s: unknown tunable type", t->name);
+}
+
+static const char *type_name(tun_type_t t);
+
+/* Read tunable id (environment or default) as type `want`. */
+static locus_status_t read_as(lc_tun_id_t id, tun_type_t want, tun_value_t *v)
+{
+    if (tunables[id].type != want)
+        return lc_err(LOCUS_ERR_INVALID, "%s is a %s tunable, read as %s", tunables[id].name,
+                      type_name(tunables[id].type), type_name(want));
+    return named(id, parse_text(id, lc_tun_text(id), v));
+}
+
+locus_status_t lc_tun_size(lc_tun_id_t id, uint64_t *out)
+{
+    tun_value_t v;
+    locus_status_t st = read_as(id, T_SIZE, &v);
+    if (!st) *out = v.u;
+    return st;
+}
+
+locus_status_t lc_tun_sizepct(lc_tun_id_t id, uint64_t *bytes, double *percent)
+{
+    tun_value_t v;
+    locus_status_t st = read_as(id, T_SIZEPCT, &v);
+    if (!st) { *bytes = v.sp.bytes; *percent = v.sp.pct; }
+    return st;
+}
+
+locus_status_t lc_tun_int(lc_tun_id_t id, int64_t *out)
+{
+    tun_value_t v;
+    locus_status_t st = read_as(id, T_INT, &v);
+    if (!st) *out = v.i;
+    return st;
+}
+
+locus_status_t lc_tun_bool(lc_tun_id_t id, bool *out)
+{
+    tun_value_t v;
+    locus_status_t st = read_as(id, T_BOOL, &v);
+    if (!st) *out = v.b;
+    return st;
+}
+
+locus_status_t lc_tun_enum(lc_tun_id_t id, int *out)
+{
+    tun_value_t v;
+    locus_status_t st = read_as(id, T_ENUM, &v);
+    if (!st) *out = v.e;
+    return st;
+}
+
+locus_status_t lc_tun_string(lc_tun_id_t id, const char **out)
+{
+    tun_value_t v;
+    locus_status_t st = read_as(id, T_STRING, &v);
+    if (!st) *out = v.s;
+    return st;
+}
+
+locus_status_t lc_tun_double(lc_tun_id_t id, double *out)
+{
+    tun_value_t v;
+    locus_status_t st = read_as(id, T_DOUBLE, &v);
+    if (!st) *out = v.d;
+    return st;
+}
+
+uint64_t lc_tun_default_u64(lc_tun_id_t id)
+{
+    tun_value_t v = {0};
+    if (parse_text(id, tunables[id].def, &v) != LOCUS_OK)
+        return 0;
+    return tunables[id].type == T_INT ? (uint64_t)v.i : v.u;
+}
+
+/* ---------- attribute structs ---------- */
+
+static void store_int(char *field, unsigned width, uint64_t v)
+{
+    switch (width) {
+    case 1: { uint8_t x = (uint8_t)v; memcpy(field, &x, 1); break; }
+    case 2: { uint16_t x = (uint16_t)v; memcpy(field, &x, 2); break; }
+    case 4: { uint32_t x = (uint32_t)v; memcpy(field, &x, 4); break; }
+    default: memcpy(field, &v, 8); break;
+    }
+}
+
+static locus_status_t store(const lc_tun_bind_t *b, const tun_value_t *v, char *obj)
+{
+    char *f = obj + b->offset;
+    switch (tunables[b->id].type) {
+    case T_SIZE: store_int(f, b->width, v->u); break;
+    case T_INT: store_int(f, b->width, (uint64_t)v->i); break;
+    case T_ENUM: store_int(f, b->width, (uint64_t)(int64_t)v->e); break;
+    case T_BOOL: *(bool *)f = v->b; break;
+    case T_DOUBLE: memcpy(f, &v->d, sizeof v->d); break;
+    case T_SIZEPCT:
+        memcpy(f, &v->sp.bytes, 8);
+        memcpy(obj + b->offset2, &v->sp.pct, sizeof(double));
+        break;
+    case T_STRING:
+        if (b->parse)
+            return b->parse(v->s, obj);
+        {
+            const char *s = *v->s ? v->s : NULL;
+            memcpy(f, &s, sizeof s);
+        }
+        break;
+    }
+    return LOCUS_OK;
+}
+
+locus_status_t lc_tun_load(const lc_tun_bind_t *binds, size_t n, void *obj, size_t obj_size,
+                           lc_tun_from_t from)
+{
+    if (!obj)
+        return lc_err(LOCUS_ERR_INVALID, "attr NULL: expected an attribute struct");
+    char *tmp = malloc(obj_size);
+    if (!tmp)
+        return lc_err(LOCUS_ERR_NO_MEMORY, "tunables: %zu bytes", obj_size);
+    memcpy(tmp, obj, obj_size);
+    locus_status_t st = LOCUS_OK;
+    for (size_t i = 0; i < n && !st; i++) {
+        lc_tun_id_t id = binds[i].id;
+        if (from == LC_TUN_ENV && !lc_tun_is_set(id))
+            continue;
+        const char *text = from == LC_TUN_ENV ? getenv(tunables[id].name) : tunables[id].def;
+        tun_value_t v;
+        st = named(id, parse_text(id, text, &v));
+        if (!st)
+            st = named(id, store(&binds[i], &v, tmp));
+    }
+    if (!st)
+        memcpy(obj, tmp, obj_size);
+    free(tmp);
+    return st;
+}
+
+/* ---------- listing and checking ---------- */
+
+static locus_status_t validate(lc_tun_id_t id)
+{
+    tun_value_t v;
+    return named(id, parse_text(id, lc_tun_text(id), &v));
+}
+
+size_t locus_config_count(void) { return LC_TUN_COUNT; }
 
 locus_status_t locus_config_describe(size_t i, locus_tunable_info_t *info)
 {
-    if (i >= LOCUS_TUN_COUNT || !info)
-        return locus_err(LOCUS_ERR_INVALID, "tunable index %zu out of range [0, %d)", i,
-                         (int)LOCUS_TUN_COUNT);
-    static _Thread_local char accepted[LOCUS_TUN_COUNT][160];
+    if (i >= LC_TUN_COUNT || !info)
+        return lc_err(LOCUS_ERR_INVALID, "tunable index %zu out of range [0, %d)", i,
+                         (int)LC_TUN_COUNT);
+    static _Thread_local char accepted[LC_TUN_COUNT][160];
     const tunable_t *t = &tunables[i];
     accepted_text(t, accepted[i], sizeof accepted[i]);
     info->name = t->name;
@@ -326,13 +307,13 @@ locus_status_t locus_config_describe(size_t i, locus_tunable_info_t *info)
     info->accepted = accepted[i];
     info->help = t->help;
     info->value = getenv(t->name);
-    info->valid = info->value ? validate((locus_tun_id_t)i) : LOCUS_OK;
+    info->valid = info->value ? validate((lc_tun_id_t)i) : LOCUS_OK;
     return LOCUS_OK;
 }
 
 static bool known(const char *name, size_t len)
 {
-    for (int i = 0; i < LOCUS_TUN_COUNT; i++)
+    for (int i = 0; i < LC_TUN_COUNT; i++)
         if (strlen(tunables[i].name) == len && !strncmp(tunables[i].name, name, len))
             return true;
     return false;
@@ -346,13 +327,13 @@ locus_status_t locus_config_check(void)
         const char *eq = strchr(*e, '=');
         size_t len = eq ? (size_t)(eq - *e) : strlen(*e);
         if (!known(*e, len))
-            return locus_err(LOCUS_ERR_INVALID,
+            return lc_err(LOCUS_ERR_INVALID,
                              "unknown tunable %.*s (run `locus config` for the list)", (int)len, *e);
     }
-    for (int i = 0; i < LOCUS_TUN_COUNT; i++) {
+    for (int i = 0; i < LC_TUN_COUNT; i++) {
         if (!getenv(tunables[i].name))
             continue;
-        locus_status_t st = validate((locus_tun_id_t)i);
+        locus_status_t st = validate((lc_tun_id_t)i);
         if (st)
             return st;
     }

@@ -34,7 +34,7 @@ const char *locus_last_error(void) { return last_error; }
 
 void locus_clear_error(void) { last_error[0] = '\0'; }
 
-locus_status_t locus_err(locus_status_t code, const char *fmt, ...)
+locus_status_t lc_err(locus_status_t code, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -43,7 +43,7 @@ locus_status_t locus_err(locus_status_t code, const char *fmt, ...)
     return code;
 }
 
-locus_status_t locus_err_errno(locus_status_t code, int errno_value, const char *fmt, ...)
+locus_status_t lc_err_errno(locus_status_t code, int errno_value, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);

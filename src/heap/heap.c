@@ -1,6 +1,7 @@
 /* The fixed heap: size and kind resolution, reservation, policy, fault-in. */
 #include "heap/heap_internal.h"
 
+#include "core/config.h"
 #include "core/error.h"
 
 #include <locus/config.h>
@@ -21,29 +22,6 @@
 #define MPOL_LOCAL 4
 #endif
 
-#define DEFAULT_CHUNK (8ull << 20)
-#define DEFAULT_SAMPLES 16384u
-
-void heap_note(struct locus_heap *h, const char *fmt, ...)
-{
-    char line[512];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    if (n < 0)
-        return;
-    if ((size_t)n >= sizeof line)
-        n = sizeof line - 1;
-    char *p = realloc(h->notes, h->notes_len + (size_t)n + 2);
-    if (!p)
-        return;
-    memcpy(p + h->notes_len, line, (size_t)n);
-    h->notes_len += (size_t)n;
-    p[h->notes_len++] = '\n';
-    p[h->notes_len] = '\0';
-    h->notes = p;
-}
 
 static uint64_t phys_bytes(void)
 {
@@ -88,7 +66,7 @@ static locus_status_t huge_error(locus_heap_pages_t kind, uint64_t page, uint64_
     unsigned long long need = (unsigned long long)((size + page - 1) / page);
     char b[32];
     if (avail < 0)
-        return locus_err(LOCUS_ERR_UNSUPPORTED,
+        return lc_err(LOCUS_ERR_UNSUPPORTED,
                          "pages %s: this kernel has no %s hugetlb pool "
                          "(/sys/kernel/mm/hugepages/hugepages-%llukB); use thp, 4k or auto",
                          locus_heap_pages_name(kind), fmt_size(page, b),
@@ -104,7 +82,7 @@ static locus_status_t huge_error(locus_heap_pages_t kind, uint64_t page, uint64_
             nr = 0;
         fclose(f);
     }
-    return locus_err(LOCUS_ERR_NO_MEMORY,
+    return lc_err(LOCUS_ERR_NO_MEMORY,
                      "pages %s: %llu pages of %s needed, %lld free in the hugetlb pool; reserve them "
                      "with: echo %llu > %s (as root), or use thp, 4k or auto",
                      locus_heap_pages_name(kind), need, fmt_size(page, b), avail,
@@ -125,7 +103,7 @@ static locus_status_t resolve_kind(struct locus_heap *h, locus_heap_pages_t want
         return LOCUS_OK;
     case LOCUS_PAGES_THP:
         if (thp == LOCUS_THP_NEVER || thp == LOCUS_THP_UNAVAILABLE)
-            return locus_err(LOCUS_ERR_UNSUPPORTED,
+            return lc_err(LOCUS_ERR_UNSUPPORTED,
                              "pages thp: transparent huge pages are %s on this machine "
                              "(/sys/kernel/mm/transparent_hugepage/enabled); use 4k, huge2m or auto",
                              locus_thp_mode_name(thp));
@@ -146,23 +124,23 @@ static locus_status_t resolve_kind(struct locus_heap *h, locus_heap_pages_t want
             /* 1 GiB pages only when the heap is at least one page: no 1 GiB for a 64 MiB heap */
             if (avail > 0 && (uint64_t)avail >= (size + pg[i] - 1) / pg[i] && size >= pg[i]) {
                 *out = (kind_t){pk[i], pg[i]};
-                heap_note(h, "auto: chose %s (%lld free pages in the pool)",
+                lc_note(&h->notes, "auto: chose %s (%lld free pages in the pool)",
                           locus_heap_pages_name(pk[i]), avail);
                 return LOCUS_OK;
             }
         }
         if (thp != LOCUS_THP_NEVER && thp != LOCUS_THP_UNAVAILABLE) {
             *out = (kind_t){LOCUS_PAGES_THP, thp_size};
-            heap_note(h, "auto: chose thp (no hugetlb pool with enough free pages; THP mode %s)",
+            lc_note(&h->notes, "auto: chose thp (no hugetlb pool with enough free pages; THP mode %s)",
                       locus_thp_mode_name(thp));
         } else {
             *out = (kind_t){LOCUS_PAGES_4K, 4096};
-            heap_note(h, "auto: chose 4k (no hugetlb pool with enough free pages, THP %s)",
+            lc_note(&h->notes, "auto: chose 4k (no hugetlb pool with enough free pages, THP %s)",
                       locus_thp_mode_name(thp));
         }
         return LOCUS_OK;
     }
-    return locus_err(LOCUS_ERR_INVALID, "pages %d: expected 4k, thp, huge2m, huge1g or auto", (int)want);
+    return lc_err(LOCUS_ERR_INVALID, "pages %d: expected 4k, thp, huge2m, huge1g or auto", (int)want);
 }
 
 /* Per-process size in bytes, before rounding to the page. */
@@ -172,18 +150,18 @@ static locus_status_t resolve_size(const locus_heap_attr_t *a, uint64_t *out)
     char b1[32], b2[32];
     uint64_t total = a->percent > 0 ? (uint64_t)((double)phys * a->percent / 100.0) : a->size;
     if (a->percent < 0 || a->percent > 100)
-        return locus_err(LOCUS_ERR_INVALID, "size %g%%: expected a percentage in (0, 100]", a->percent);
+        return lc_err(LOCUS_ERR_INVALID, "size %g%%: expected a percentage in (0, 100]", a->percent);
     if (total == 0)
-        return locus_err(LOCUS_ERR_INVALID,
+        return lc_err(LOCUS_ERR_INVALID,
                          "size 0: expected > 0 bytes (e.g. 8G) or a percentage of physical memory (e.g. 50%%)");
     if (phys && total > phys)
-        return locus_err(LOCUS_ERR_RANGE, "size %llu bytes (%s): larger than physical memory %s; "
+        return lc_err(LOCUS_ERR_RANGE, "size %llu bytes (%s): larger than physical memory %s; "
                          "expected at most %llu bytes or a percentage such as 50%%",
                          (unsigned long long)total, fmt_size(total, b1), fmt_size(phys, b2),
                          (unsigned long long)phys);
     *out = total / (uint64_t)a->procs;
     if (*out == 0)
-        return locus_err(LOCUS_ERR_INVALID, "size %llu bytes split among %d processes is 0 bytes each",
+        return lc_err(LOCUS_ERR_INVALID, "size %llu bytes split among %d processes is 0 bytes each",
                          (unsigned long long)total, a->procs);
     return LOCUS_OK;
 }
@@ -191,26 +169,26 @@ static locus_status_t resolve_size(const locus_heap_attr_t *a, uint64_t *out)
 static locus_status_t check_attr(const locus_heap_attr_t *a)
 {
     if ((unsigned)a->policy > LOCUS_HEAP_LOCAL)
-        return locus_err(LOCUS_ERR_INVALID, "policy %d: expected interleave, firsttouch, bind or local",
+        return lc_err(LOCUS_ERR_INVALID, "policy %d: expected interleave, firsttouch, bind or local",
                          (int)a->policy);
     if ((unsigned)a->pages > LOCUS_PAGES_AUTO)
-        return locus_err(LOCUS_ERR_INVALID, "pages %d: expected 4k, thp, huge2m, huge1g or auto",
+        return lc_err(LOCUS_ERR_INVALID, "pages %d: expected 4k, thp, huge2m, huge1g or auto",
                          (int)a->pages);
     if ((unsigned)a->verify > LOCUS_VERIFY_NONE)
-        return locus_err(LOCUS_ERR_INVALID, "verify %d: expected all, sample or none", (int)a->verify);
+        return lc_err(LOCUS_ERR_INVALID, "verify %d: expected all, sample or none", (int)a->verify);
     if (a->procs < 1)
-        return locus_err(LOCUS_ERR_INVALID, "procs %d: expected >= 1 co-located processes", a->procs);
+        return lc_err(LOCUS_ERR_INVALID, "procs %d: expected >= 1 co-located processes", a->procs);
     if (a->threads < 0 || a->threads > 4096)
-        return locus_err(LOCUS_ERR_INVALID, "threads %d: expected 0 (one per core) to 4096", a->threads);
+        return lc_err(LOCUS_ERR_INVALID, "threads %d: expected 0 (one per core) to 4096", a->threads);
     if (a->num_nodes < 0 || a->num_nodes > LOCUS_HEAP_MAX_NODES)
-        return locus_err(LOCUS_ERR_INVALID, "node count %d: expected 0 to %d", a->num_nodes,
+        return lc_err(LOCUS_ERR_INVALID, "node count %d: expected 0 to %d", a->num_nodes,
                          LOCUS_HEAP_MAX_NODES);
     if (a->policy == LOCUS_HEAP_BIND && a->num_nodes == 0)
-        return locus_err(LOCUS_ERR_INVALID, "policy bind: expected a node set, e.g. bind:1 or bind:0,2");
+        return lc_err(LOCUS_ERR_INVALID, "policy bind: expected a node set, e.g. bind:1 or bind:0,2");
     if (a->policy == LOCUS_HEAP_FIRSTTOUCH && a->num_nodes)
-        return locus_err(LOCUS_ERR_INVALID, "policy firsttouch takes no node set");
+        return lc_err(LOCUS_ERR_INVALID, "policy firsttouch takes no node set");
     if (a->chunk > (1ull << 30))
-        return locus_err(LOCUS_ERR_RANGE, "chunk %llu bytes: expected at most 1 GiB",
+        return lc_err(LOCUS_ERR_RANGE, "chunk %llu bytes: expected at most 1 GiB",
                          (unsigned long long)a->chunk);
     return LOCUS_OK;
 }
@@ -232,7 +210,7 @@ static locus_status_t resolve_nodes(const locus_heap_attr_t *a, const locus_topo
                     locus_topo_node(topo, j, &nd);
                     len += (size_t)snprintf(list + len, sizeof list - len, "%s%d", j ? "," : "", nd.os_index);
                 }
-                return locus_err(LOCUS_ERR_RANGE,
+                return lc_err(LOCUS_ERR_RANGE,
                                  "node %d out of range: expected one of this machine's NUMA nodes %s "
                                  "(see locus topo)", a->nodes[i], list);
             }
@@ -252,7 +230,7 @@ static locus_status_t resolve_nodes(const locus_heap_attr_t *a, const locus_topo
             idx[n++] = k;
     }
     if (!n)
-        return locus_err(LOCUS_ERR_INVALID, "policy %s: no NUMA node with %s",
+        return lc_err(LOCUS_ERR_INVALID, "policy %s: no NUMA node with %s",
                          locus_heap_policy_name(a->policy),
                          a->policy == LOCUS_HEAP_LOCAL ? "cpus" : "memory");
     *count = n;
@@ -266,7 +244,7 @@ static locus_status_t reserve(struct locus_heap *h, kind_t k)
     uint64_t align = k.page, len = h->size + align + 2 * HEAP_GUARD;
     char *r = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (r == MAP_FAILED)
-        return locus_err_errno(LOCUS_ERR_NO_MEMORY, errno, "heap: reserving %llu bytes of address space",
+        return lc_err_errno(LOCUS_ERR_NO_MEMORY, errno, "heap: reserving %llu bytes of address space",
                                (unsigned long long)len);
     char *base = (char *)round_up((uintptr_t)r + HEAP_GUARD, align);
     char *end = base + h->size + HEAP_GUARD;
@@ -285,7 +263,7 @@ static locus_status_t reserve(struct locus_heap *h, kind_t k)
         munmap(base - HEAP_GUARD, h->size + 2 * HEAP_GUARD);
         h->base = NULL;
         char b[32];
-        return locus_err_errno(LOCUS_ERR_NO_MEMORY, e, "heap: mmap of %s with %s pages",
+        return lc_err_errno(LOCUS_ERR_NO_MEMORY, e, "heap: mmap of %s with %s pages",
                                fmt_size(h->size, b), locus_heap_pages_name(k.kind));
     }
     return LOCUS_OK;
@@ -295,14 +273,14 @@ static locus_status_t place(struct locus_heap *h, const locus_heap_attr_t *a, co
                             const int *idx, int n, kind_t k)
 {
     if (k.kind == LOCUS_PAGES_THP && madvise(h->base, h->size, MADV_HUGEPAGE))
-        return locus_err_errno(LOCUS_ERR_SYSTEM, errno, "heap: madvise(MADV_HUGEPAGE)");
+        return lc_err_errno(LOCUS_ERR_SYSTEM, errno, "heap: madvise(MADV_HUGEPAGE)");
     if (k.kind == LOCUS_PAGES_4K && madvise(h->base, h->size, MADV_NOHUGEPAGE) && errno != EINVAL)
-        return locus_err_errno(LOCUS_ERR_SYSTEM, errno, "heap: madvise(MADV_NOHUGEPAGE)");
+        return lc_err_errno(LOCUS_ERR_SYSTEM, errno, "heap: madvise(MADV_NOHUGEPAGE)");
     if (a->policy == LOCUS_HEAP_FIRSTTOUCH)
         return LOCUS_OK;
     if (a->policy == LOCUS_HEAP_LOCAL) {
         if (mbind(h->base, h->size, MPOL_LOCAL, NULL, 0, 0))
-            return locus_err_errno(LOCUS_ERR_SYSTEM, errno, "heap: mbind(MPOL_LOCAL)");
+            return lc_err_errno(LOCUS_ERR_SYSTEM, errno, "heap: mbind(MPOL_LOCAL)");
         return LOCUS_OK;
     }
     unsigned long mask[1024 / (8 * sizeof(unsigned long))] = {0};
@@ -316,7 +294,7 @@ static locus_status_t place(struct locus_heap *h, const locus_heap_attr_t *a, co
     }
     int mode = a->policy == LOCUS_HEAP_BIND ? MPOL_BIND : MPOL_INTERLEAVE;
     if (mbind(h->base, h->size, mode, mask, (unsigned long)maxos + 2, 0))
-        return locus_err_errno(LOCUS_ERR_SYSTEM, errno, "heap: mbind(%s)",
+        return lc_err_errno(LOCUS_ERR_SYSTEM, errno, "heap: mbind(%s)",
                                mode == MPOL_BIND ? "MPOL_BIND" : "MPOL_INTERLEAVE");
     return LOCUS_OK;
 }
@@ -342,7 +320,7 @@ static locus_status_t interleave_phase(struct locus_heap *h, const locus_topo_t 
     int use_touch = 0, status = -1;
     int e = heap_populate(h->base, k.page, tail_unit(k), k.kind == LOCUS_PAGES_THP, k.page, &use_touch);
     if (e)
-        return locus_err_errno(LOCUS_ERR_NO_MEMORY, e, "heap fault-in of the first page");
+        return lc_err_errno(LOCUS_ERR_NO_MEMORY, e, "heap fault-in of the first page");
     void *p = h->base;
     if (move_pages(0, 1, &p, NULL, &status, 0) == 0)
         for (int i = 0; i < n; i++) {
@@ -389,7 +367,7 @@ static locus_status_t fault(struct locus_heap *h, const locus_heap_attr_t *a, co
     int *cpus = calloc((size_t)max_threads, sizeof(int));
     if (!home || !core || !cpus) {
         free(home); free(core); free(cpus);
-        return locus_err(LOCUS_ERR_NO_MEMORY, "heap: cannot allocate thread tables");
+        return lc_err(LOCUS_ERR_NO_MEMORY, "heap: cannot allocate thread tables");
     }
     int nt = heap_plan_threads(nslots, slot_cpus, want, max_threads, home, core);
     for (int t = 0; t < nt; t++)
@@ -401,12 +379,12 @@ static locus_status_t fault(struct locus_heap *h, const locus_heap_attr_t *a, co
     for (int t = 0; t < nt; t++)
         if (home[t] >= 0)
             weights[home[t]]++;
-    uint64_t chunk = a->chunk ? a->chunk : DEFAULT_CHUNK;
+    uint64_t chunk = a->chunk ? a->chunk : lc_tun_default_u64(LC_TUN_HEAP_CHUNK);
     uint64_t units = h->size / k.page;
     heap_plan_t *plan = malloc(sizeof *plan);
     if (!plan) {
         free(home); free(core); free(cpus);
-        return locus_err(LOCUS_ERR_NO_MEMORY, "heap: cannot allocate the plan");
+        return lc_err(LOCUS_ERR_NO_MEMORY, "heap: cannot allocate the plan");
     }
     uint64_t phase = 0;
     if (a->policy == LOCUS_HEAP_INTERLEAVE && n > 1 && (st0 = interleave_phase(h, topo, idx, n, k, &phase)))
@@ -422,7 +400,7 @@ static locus_status_t fault(struct locus_heap *h, const locus_heap_attr_t *a, co
     h->stats.threads = nt;
     h->stats.populate_fallback = fallback;
     if (fallback)
-        heap_note(h, "MADV_POPULATE_WRITE unsupported (kernel < 5.14): pages written every %llu bytes",
+        lc_note(&h->notes, "MADV_POPULATE_WRITE unsupported (kernel < 5.14): pages written every %llu bytes",
                   (unsigned long long)fa.touch_stride);
 out:
     free(plan);
@@ -451,7 +429,7 @@ static locus_status_t create(struct locus_heap *h, const locus_heap_attr_t *a, c
         }
         char b1[32], b2[32];
         if (mem && size > mem)
-            return locus_err(LOCUS_ERR_RANGE, "size %s: larger than the %s of memory of the bound nodes",
+            return lc_err(LOCUS_ERR_RANGE, "size %s: larger than the %s of memory of the bound nodes",
                              fmt_size(size, b1), fmt_size(mem, b2));
     }
     if ((st = resolve_kind(h, a->pages, topo, size, &k)))
@@ -472,20 +450,20 @@ static locus_status_t create(struct locus_heap *h, const locus_heap_attr_t *a, c
         locus_topo_node(topo, i, &nd);
         s->node_os[i] = nd.os_index;
     }
-    double t0 = heap_now();
+    double t0 = lc_now_s();
     if ((st = reserve(h, k)))
         return st;
     if ((st = place(h, a, topo, idx, n, k)))
         return st;
-    double t1 = heap_now();
+    double t1 = lc_now_s();
     s->reserve_s = t1 - t0;
     if (a->policy != LOCUS_HEAP_FIRSTTOUCH) {
         if ((st = fault(h, a, topo, idx, n, k)))
             return st;
-        s->fault_s = heap_now() - t1;
+        s->fault_s = lc_now_s() - t1;
         s->gbps = (double)h->size / (s->reserve_s + s->fault_s) / 1e9;
     }
-    h->notes_base = h->notes_len;
+    h->notes_base = h->notes.len;
     return heap_verify_now(h, a->verify);
 }
 
@@ -493,7 +471,7 @@ locus_status_t locus_heap_create(const locus_heap_attr_t *attr, const locus_topo
                                  locus_heap_t **out)
 {
     if (!attr || !out)
-        return locus_err(LOCUS_ERR_INVALID, "heap create: attr and out must not be NULL");
+        return lc_err(LOCUS_ERR_INVALID, "heap create: attr and out must not be NULL");
     locus_topo_t *own = NULL;
     locus_status_t st;
     if (!topo) {
@@ -504,9 +482,9 @@ locus_status_t locus_heap_create(const locus_heap_attr_t *attr, const locus_topo
     struct locus_heap *h = calloc(1, sizeof *h);
     if (!h) {
         locus_topo_destroy(own);
-        return locus_err(LOCUS_ERR_NO_MEMORY, "heap: cannot allocate the heap object");
+        return lc_err(LOCUS_ERR_NO_MEMORY, "heap: cannot allocate the heap object");
     }
-    h->samples = attr->samples ? attr->samples : DEFAULT_SAMPLES;
+    h->samples = attr->samples ? attr->samples : lc_tun_default_u64(LC_TUN_HEAP_SAMPLES);
     st = create(h, attr, topo);
     locus_topo_destroy(own);
     if (st) {
@@ -523,7 +501,7 @@ void locus_heap_destroy(locus_heap_t *h)
         return;
     if (h->base)
         munmap(h->base - HEAP_GUARD, h->size + 2 * HEAP_GUARD);
-    free(h->notes);
+    lc_notes_free(&h->notes);
     free(h);
 }
 
@@ -533,17 +511,17 @@ uint64_t locus_heap_size(const locus_heap_t *h) { return h ? h->size : 0; }
 locus_status_t locus_heap_stats(const locus_heap_t *h, locus_heap_stats_t *out)
 {
     if (!h || !out)
-        return locus_err(LOCUS_ERR_INVALID, "heap stats: heap and out must not be NULL");
+        return lc_err(LOCUS_ERR_INVALID, "heap stats: heap and out must not be NULL");
     *out = h->stats;
-    out->notes = h->notes ? h->notes : "";
+    out->notes = lc_notes_text(&h->notes);
     return LOCUS_OK;
 }
 
 locus_status_t locus_heap_verify(locus_heap_t *h, locus_heap_verify_t mode)
 {
     if (!h)
-        return locus_err(LOCUS_ERR_INVALID, "heap verify: heap must not be NULL");
+        return lc_err(LOCUS_ERR_INVALID, "heap verify: heap must not be NULL");
     if ((unsigned)mode > LOCUS_VERIFY_NONE)
-        return locus_err(LOCUS_ERR_INVALID, "verify %d: expected all, sample or none", (int)mode);
+        return lc_err(LOCUS_ERR_INVALID, "verify %d: expected all, sample or none", (int)mode);
     return heap_verify_now(h, mode);
 }

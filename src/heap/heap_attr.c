@@ -3,7 +3,6 @@
 
 #include "core/config.h"
 #include "core/error.h"
-#include "core/validators.h"
 
 #include <ctype.h>
 #include <stdlib.h>
@@ -13,14 +12,29 @@ static const char POLICY_ACCEPTED[] =
     "interleave, interleave:NODES, firsttouch, bind:NODES, local or local:NODES "
     "(NODES like 1 or 0,2 or 0-3)";
 
+/* The heap's tunables and the attribute fields they fill (defaults: tunables.def). */
+static locus_status_t bind_policy(const char *value, void *attr)
+{
+    return locus_heap_parse_policy(value, attr);
+}
+
+static const lc_tun_bind_t heap_binds[] = {
+    LC_BIND_PCT(HEAP_SIZE, locus_heap_attr_t, size, percent),
+    LC_BIND(HEAP_PROCS, locus_heap_attr_t, procs),
+    LC_BIND_FN(HEAP_POLICY, bind_policy),
+    LC_BIND(HEAP_PAGES, locus_heap_attr_t, pages),
+    LC_BIND(HEAP_THREADS, locus_heap_attr_t, threads),
+    LC_BIND(HEAP_VERIFY, locus_heap_attr_t, verify),
+    LC_BIND(HEAP_CHUNK, locus_heap_attr_t, chunk),
+    LC_BIND(HEAP_SAMPLES, locus_heap_attr_t, samples),
+};
+
 void locus_heap_attr_init(locus_heap_attr_t *a)
 {
     memset(a, 0, sizeof *a);
-    a->size = 1ull << 30;
-    a->procs = 1;
-    a->policy = LOCUS_HEAP_INTERLEAVE;
-    a->pages = LOCUS_PAGES_AUTO;
-    a->verify = LOCUS_VERIFY_SAMPLE;
+    /* the table's defaults always parse (tests/unit/test_core.cc checks) */
+    (void)lc_tun_load(heap_binds, sizeof heap_binds / sizeof *heap_binds, a, sizeof *a,
+                      LC_TUN_DEFAULTS);
 }
 
 const char *locus_heap_policy_name(locus_heap_policy_t p)
@@ -104,10 +118,10 @@ locus_status_t locus_heap_parse_policy(const char *text, locus_heap_attr_t *attr
         }
         return LOCUS_OK;
     }
-    return locus_err(LOCUS_ERR_INVALID, "policy '%s': expected %s", text, POLICY_ACCEPTED);
+    return lc_err(LOCUS_ERR_INVALID, "policy '%s': expected %s", text, POLICY_ACCEPTED);
 }
 
-locus_status_t locus_heap_validate_policy(const char *value)
+locus_status_t heap_validate_policy(const char *value)
 {
     return locus_heap_parse_policy(value, NULL);
 }
@@ -115,8 +129,8 @@ locus_status_t locus_heap_validate_policy(const char *value)
 locus_status_t locus_heap_parse_pages(const char *text, locus_heap_pages_t *out)
 {
     int i;
-    if (locus_parse_choice(text, "4k|thp|huge2m|huge1g|auto", &i) != LOCUS_OK)
-        return locus_err(LOCUS_ERR_INVALID, "pages '%s': expected one of 4k, thp, huge2m, huge1g, auto",
+    if (lc_parse_choice(text, "4k|thp|huge2m|huge1g|auto", &i) != LOCUS_OK)
+        return lc_err(LOCUS_ERR_INVALID, "pages '%s': expected one of 4k, thp, huge2m, huge1g, auto",
                          text ? text : "");
     *out = (locus_heap_pages_t)i;
     return LOCUS_OK;
@@ -125,61 +139,18 @@ locus_status_t locus_heap_parse_pages(const char *text, locus_heap_pages_t *out)
 locus_status_t locus_heap_parse_verify(const char *text, locus_heap_verify_t *out)
 {
     int i;
-    if (locus_parse_choice(text, "all|sample|none", &i) != LOCUS_OK)
-        return locus_err(LOCUS_ERR_INVALID, "verify '%s': expected one of all, sample, none",
+    if (lc_parse_choice(text, "all|sample|none", &i) != LOCUS_OK)
+        return lc_err(LOCUS_ERR_INVALID, "verify '%s': expected one of all, sample, none",
                          text ? text : "");
     *out = (locus_heap_verify_t)i;
     return LOCUS_OK;
 }
 
-/* Everything is parsed into a copy first so a bad variable leaves attr as it was. */
+/* All or nothing: a bad variable leaves attr as it was. */
 locus_status_t locus_heap_attr_from_env(locus_heap_attr_t *attr)
 {
-    if (!attr)
-        return locus_err(LOCUS_ERR_INVALID, "attr NULL: expected a locus_heap_attr_t");
-    locus_heap_attr_t a = *attr;
-    locus_status_t st;
-    if (locus_tun_is_set(LOCUS_TUN_HEAP_SIZE)) {
-        if ((st = locus_tun_sizepct(LOCUS_TUN_HEAP_SIZE, &a.size, &a.percent)))
-            return st;
-    }
-    int64_t v;
-    if (locus_tun_is_set(LOCUS_TUN_HEAP_PROCS)) {
-        if ((st = locus_tun_int(LOCUS_TUN_HEAP_PROCS, &v)))
-            return st;
-        a.procs = (int)v;
-    }
-    if (locus_tun_is_set(LOCUS_TUN_HEAP_POLICY)) {
-        const char *s;
-        if ((st = locus_tun_string(LOCUS_TUN_HEAP_POLICY, &s)))
-            return st;
-        locus_heap_parse_policy(s, &a);
-    }
-    int e;
-    if (locus_tun_is_set(LOCUS_TUN_HEAP_PAGES)) {
-        if ((st = locus_tun_enum(LOCUS_TUN_HEAP_PAGES, &e)))
-            return st;
-        a.pages = (locus_heap_pages_t)e;
-    }
-    if (locus_tun_is_set(LOCUS_TUN_HEAP_THREADS)) {
-        if ((st = locus_tun_int(LOCUS_TUN_HEAP_THREADS, &v)))
-            return st;
-        a.threads = (int)v;
-    }
-    if (locus_tun_is_set(LOCUS_TUN_HEAP_VERIFY)) {
-        if ((st = locus_tun_enum(LOCUS_TUN_HEAP_VERIFY, &e)))
-            return st;
-        a.verify = (locus_heap_verify_t)e;
-    }
-    if (locus_tun_is_set(LOCUS_TUN_HEAP_CHUNK)) {
-        if ((st = locus_tun_size(LOCUS_TUN_HEAP_CHUNK, &a.chunk)))
-            return st;
-    }
-    if (locus_tun_is_set(LOCUS_TUN_HEAP_SAMPLES)) {
-        if ((st = locus_tun_int(LOCUS_TUN_HEAP_SAMPLES, &v)))
-            return st;
-        a.samples = (uint32_t)v;
-    }
-    *attr = a;
-    return LOCUS_OK;
+    return lc_tun_load(heap_binds, sizeof heap_binds / sizeof *heap_binds, attr, sizeof *attr,
+                       LC_TUN_ENV);
 }
+
+LC_TUN_VALIDATOR(HEAP_POLICY, heap_validate_policy)

@@ -3,6 +3,7 @@
 #include "heap/heap_internal.h"
 
 #include "core/error.h"
+#include "core/clock.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -17,12 +18,6 @@
 #define MADV_POPULATE_WRITE 23
 #endif
 
-double heap_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static int populate_range(char *p, uint64_t len, uint64_t stride, int *use_touch)
 {
@@ -177,7 +172,7 @@ locus_status_t heap_fault_in(const heap_fault_args_t *a, bool *fallback)
     if (!j || !w) {
         free(j);
         free(w);
-        return locus_err(LOCUS_ERR_NO_MEMORY, "heap fault-in: cannot allocate %d thread records",
+        return lc_err(LOCUS_ERR_NO_MEMORY, "heap fault-in: cannot allocate %d thread records",
                          a->nthreads);
     }
     j->a = a;
@@ -199,10 +194,10 @@ locus_status_t heap_fault_in(const heap_fault_args_t *a, bool *fallback)
     *fallback = j->use_touch != 0;
     locus_status_t st = LOCUS_OK;
     if (create_err)
-        st = locus_err_errno(LOCUS_ERR_SYSTEM, create_err, "heap fault-in: pthread_create of thread %d of %d",
+        st = lc_err_errno(LOCUS_ERR_SYSTEM, create_err, "heap fault-in: pthread_create of thread %d of %d",
                              started, a->nthreads);
     else if (j->err)
-        st = locus_err_errno(LOCUS_ERR_NO_MEMORY, j->err,
+        st = lc_err_errno(LOCUS_ERR_NO_MEMORY, j->err,
                              "heap fault-in: MADV_POPULATE_WRITE of %llu bytes at offset %llu failed "
                              "(out of memory or the node's pages exhausted)",
                              (unsigned long long)j->err_len, (unsigned long long)j->err_off);

@@ -8,6 +8,8 @@
 #include <locus/heap.h>
 
 #include "heap/heap_plan.h"
+#include "core/clock.h"
+#include "core/notes.h"
 
 #define HEAP_GUARD 4096u /* PROT_NONE page either side: no VMA merge, overruns fault */
 
@@ -17,13 +19,10 @@ struct locus_heap {
     bool hugetlb;
     uint64_t samples;
     locus_heap_stats_t stats;
-    char *notes;
-    size_t notes_len;
+    lc_notes_t notes;
     size_t notes_base; /* notes of create; verify re-adds its own after these */
 };
 
-/* Append one line to heap->notes. */
-void heap_note(struct locus_heap *h, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Residency and page kind from /proc/self/smaps over [base, base + size). */
 locus_status_t heap_smaps(const void *base, uint64_t size, uint64_t *rss, uint64_t *anon_huge,
@@ -61,6 +60,8 @@ locus_status_t heap_fault_in(const heap_fault_args_t *args, bool *fallback);
  * page-table walk otherwise. */
 int heap_populate(char *p, uint64_t len, uint64_t tail_unit, bool refill, uint64_t stride, int *use_touch);
 
-double heap_now(void);
+
+/* LOCUS_HEAP_POLICY (registered with core). */
+locus_status_t heap_validate_policy(const char *value);
 
 #endif

@@ -36,7 +36,7 @@ static locus_status_t map_region(locus_heap_pages_t k, uint64_t size, int extra_
         flags |= MAP_HUGETLB | (k == LOCUS_PAGES_HUGE1G ? 30 : 21) << MAP_HUGE_SHIFT;
         p = mmap(NULL, size, PROT_READ | PROT_WRITE, flags, -1, 0);
         if (p == MAP_FAILED)
-            return locus_err_errno(LOCUS_ERR_NO_MEMORY, errno, "mmap %llu bytes of %s",
+            return lc_err_errno(LOCUS_ERR_NO_MEMORY, errno, "mmap %llu bytes of %s",
                                    (unsigned long long)size, locus_heap_pages_name(k));
         *out = p;
         *len = size;
@@ -46,7 +46,7 @@ static locus_status_t map_region(locus_heap_pages_t k, uint64_t size, int extra_
     uint64_t over = size + (2ull << 20);
     p = mmap(NULL, over, PROT_READ | PROT_WRITE, flags | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED)
-        return locus_err_errno(LOCUS_ERR_NO_MEMORY, errno, "mmap %llu bytes", (unsigned long long)over);
+        return lc_err_errno(LOCUS_ERR_NO_MEMORY, errno, "mmap %llu bytes", (unsigned long long)over);
     char *a = (char *)(((uintptr_t)p + (2u << 20) - 1) & ~(uintptr_t)((2u << 20) - 1));
     if (a > p)
         munmap(p, (size_t)(a - p));
@@ -69,7 +69,7 @@ uint64_t heap_measure_resident(const void *p, uint64_t size)
 static locus_status_t serial_touch(locus_heap_pages_t kind, uint64_t size, bool last_byte,
                                    heap_measure_progress_fn progress, void *arg, double *gbps)
 {
-    double t0 = heap_now();
+    double t0 = lc_now_s();
     char *p;
     uint64_t len;
     locus_status_t st = map_region(kind, size, 0, &p, &len);
@@ -87,7 +87,7 @@ static locus_status_t serial_touch(locus_heap_pages_t kind, uint64_t size, bool 
     if (kind == LOCUS_PAGES_THP && heap_measure_resident(p, len) < len)
         for (uint64_t o = 0; o < len; o += 4096)
             ((volatile char *)p)[o] = 0;
-    double t = heap_now() - t0;
+    double t = lc_now_s() - t0;
     *gbps = (double)len / t / 1e9;
     munmap(p, len);
     return LOCUS_OK;
@@ -106,7 +106,7 @@ locus_status_t heap_measure_serial_touch_first(locus_heap_pages_t kind, uint64_t
 
 locus_status_t heap_measure_populate1(locus_heap_pages_t kind, uint64_t size, double *gbps)
 {
-    double t0 = heap_now();
+    double t0 = lc_now_s();
     char *p;
     uint64_t len;
     locus_status_t st = map_region(kind, size, 0, &p, &len);
@@ -115,9 +115,9 @@ locus_status_t heap_measure_populate1(locus_heap_pages_t kind, uint64_t size, do
     if (madvise(p, len, MADV_POPULATE_WRITE)) {
         int e = errno;
         munmap(p, len);
-        return locus_err_errno(LOCUS_ERR_UNSUPPORTED, e, "MADV_POPULATE_WRITE");
+        return lc_err_errno(LOCUS_ERR_UNSUPPORTED, e, "MADV_POPULATE_WRITE");
     }
-    double t = heap_now() - t0;
+    double t = lc_now_s() - t0;
     *gbps = (double)len / t / 1e9;
     munmap(p, len);
     return LOCUS_OK;
@@ -125,13 +125,13 @@ locus_status_t heap_measure_populate1(locus_heap_pages_t kind, uint64_t size, do
 
 locus_status_t heap_measure_map_populate(locus_heap_pages_t kind, uint64_t size, double *gbps)
 {
-    double t0 = heap_now();
+    double t0 = lc_now_s();
     char *p;
     uint64_t len;
     locus_status_t st = map_region(kind, size, MAP_POPULATE, &p, &len);
     if (st)
         return st;
-    double t = heap_now() - t0;
+    double t = lc_now_s() - t0;
     *gbps = (double)len / t / 1e9;
     munmap(p, len);
     return LOCUS_OK;
@@ -181,10 +181,10 @@ double heap_measure_memset(void *p, uint64_t size, int nthreads, const int *cpus
         pthread_attr_destroy(&at);
     }
     pthread_barrier_wait(&bar);
-    double t0 = heap_now();
+    double t0 = lc_now_s();
     for (int t = 0; t < nthreads; t++)
         pthread_join(tid[t], NULL);
-    double t = heap_now() - t0;
+    double t = lc_now_s() - t0;
     pthread_barrier_destroy(&bar);
     free(args);
     free(tid);

@@ -16,7 +16,7 @@ locus_status_t heap_smaps(const void *base, uint64_t size, uint64_t *rss, uint64
 {
     FILE *f = fopen("/proc/self/smaps", "r");
     if (!f)
-        return locus_err_errno(LOCUS_ERR_SYSTEM, errno, "open /proc/self/smaps");
+        return lc_err_errno(LOCUS_ERR_SYSTEM, errno, "open /proc/self/smaps");
     uintptr_t lo = (uintptr_t)base, hi = lo + size;
     uint64_t r = 0, a = 0, h = 0;
     bool in = false;
@@ -70,7 +70,7 @@ static locus_status_t histogram(struct locus_heap *h, locus_heap_verify_t mode)
     if (!pages || !status) {
         free(pages);
         free(status);
-        return locus_err(LOCUS_ERR_NO_MEMORY, "heap verify: cannot allocate move_pages arrays");
+        return lc_err(LOCUS_ERR_NO_MEMORY, "heap verify: cannot allocate move_pages arrays");
     }
     uint64_t rng = 0x9e3779b97f4a7c15ull;
     for (uint64_t i = 0; i < n;) {
@@ -81,7 +81,7 @@ static locus_status_t histogram(struct locus_heap *h, locus_heap_verify_t mode)
             int e = errno;
             free(pages);
             free(status);
-            return locus_err_errno(LOCUS_ERR_SYSTEM, e, "heap verify: move_pages(%lu pages)", cnt);
+            return lc_err_errno(LOCUS_ERR_SYSTEM, e, "heap verify: move_pages(%lu pages)", cnt);
         }
         for (unsigned long b = 0; b < cnt; b++) {
             int st = status[b], k = -1;
@@ -119,17 +119,17 @@ static void choose_unit(struct locus_heap *h, uint64_t rss, uint64_t anon_huge, 
         if (anon_huge == 0) {
             s->pages = LOCUS_PAGES_4K;
             s->page_size = base;
-            heap_note(h, "thp: no transparent huge page obtained (AnonHugePages 0 of %llu resident "
+            lc_note(&h->notes, "thp: no transparent huge page obtained (AnonHugePages 0 of %llu resident "
                       "bytes); the heap uses 4 KiB pages",
                       (unsigned long long)s->resident_bytes);
         } else {
-            heap_note(h, "thp: only %llu of %llu resident bytes are huge pages (AnonHugePages); "
+            lc_note(&h->notes, "thp: only %llu of %llu resident bytes are huge pages (AnonHugePages); "
                       "placement counted in 4 KiB pages",
                       (unsigned long long)anon_huge, (unsigned long long)s->resident_bytes);
         }
     }
     if (s->pages == LOCUS_PAGES_4K && anon_huge > 0)
-        heap_note(h, "4k: %llu bytes became transparent huge pages despite MADV_NOHUGEPAGE",
+        lc_note(&h->notes, "4k: %llu bytes became transparent huge pages despite MADV_NOHUGEPAGE",
                   (unsigned long long)anon_huge);
     s->units_total = h->size / s->unit_size;
 }
@@ -137,11 +137,8 @@ static void choose_unit(struct locus_heap *h, uint64_t rss, uint64_t anon_huge, 
 locus_status_t heap_verify_now(struct locus_heap *h, locus_heap_verify_t mode)
 {
     locus_heap_stats_t *s = &h->stats;
-    double t0 = heap_now();
-    if (h->notes) {
-        h->notes_len = h->notes_base;
-        h->notes[h->notes_len] = '\0';
-    }
+    double t0 = lc_now_s();
+    lc_notes_truncate(&h->notes, h->notes_base);
     uint64_t rss, anon_huge, hugetlb;
     locus_status_t st = heap_smaps(h->base, h->size, &rss, &anon_huge, &hugetlb);
     if (st)
@@ -151,6 +148,6 @@ locus_status_t heap_verify_now(struct locus_heap *h, locus_heap_verify_t mode)
     s->units_checked = s->not_faulted = s->zero_page = s->other_status = 0;
     if (mode != LOCUS_VERIFY_NONE && (st = histogram(h, mode)))
         return st;
-    s->verify_s = heap_now() - t0;
+    s->verify_s = lc_now_s() - t0;
     return LOCUS_OK;
 }

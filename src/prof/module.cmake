@@ -11,6 +11,7 @@ add_library(locus_prof_preload SHARED ${_prof_shim_src})
 set_target_properties(locus_prof_preload PROPERTIES
   LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/lib
   C_VISIBILITY_PRESET default)
+target_include_directories(locus_prof_preload PRIVATE ${CMAKE_SOURCE_DIR}/src)
 target_compile_options(locus_prof_preload PRIVATE -O2 -fno-omit-frame-pointer -ftls-model=initial-exec)
 # It is preloaded into programs that have no sanitizer runtime: never instrumented.
 if(LOCUS_SANITIZE OR LOCUS_TSAN)

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 #include <linux/perf_event.h>
+#include "core/clock.h"
 
 #define PROF_MAX_CHAIN 16
 #define PROF_MAX_NODES 64
@@ -114,7 +115,6 @@ typedef struct prof_session {
 } prof_session_t;
 
 void prof_note(prof_session_t *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-uint64_t prof_now(void);
 int prof_cpu_node(const prof_session_t *s, int cpu);     /* topo index or -1 */
 int prof_os_node_index(const prof_session_t *s, int os); /* topo index or -1 */
 
@@ -217,5 +217,6 @@ bool prof_guess_name(const char *line, char *name, size_t cap);
 locus_status_t prof_write_json(const prof_session_t *s, const prof_result_t *r, FILE *out);
 void prof_print_report(const prof_session_t *s, const prof_result_t *r, FILE *out);
 void prof_session_free(prof_session_t *s);
+
 
 #endif

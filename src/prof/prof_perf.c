@@ -74,7 +74,7 @@ locus_status_t prof_perf_open(prof_session_t *s, pid_t child, prof_perf_t **out)
 {
     prof_perf_t *p = calloc(1, sizeof *p);
     if (!p)
-        return locus_err(LOCUS_ERR_NO_MEMORY, "first-touch sampler state");
+        return lc_err(LOCUS_ERR_NO_MEMORY, "first-touch sampler state");
     long pg = sysconf(_SC_PAGESIZE);
     p->ring_bytes = (size_t)RING_PAGES * (size_t)pg;
     p->tmp = malloc(65536);
@@ -109,7 +109,7 @@ locus_status_t prof_perf_open(prof_session_t *s, pid_t child, prof_perf_t **out)
     }
     if (err) {
         prof_perf_close(p);
-        return locus_err_errno(LOCUS_ERR_SYSTEM, err, "perf_event_open(PAGE_FAULTS_MIN) for pid %d", (int)child);
+        return lc_err_errno(LOCUS_ERR_SYSTEM, err, "perf_event_open(PAGE_FAULTS_MIN) for pid %d", (int)child);
     }
     s->ft_phys = phys;
     *out = p;

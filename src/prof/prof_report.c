@@ -179,7 +179,7 @@ locus_status_t prof_write_json(const prof_session_t *s, const prof_result_t *r, 
     }
     fprintf(f, "%s]\n}\n", r->findings.n ? "\n  " : "");
     if (ferror(f))
-        return locus_err_errno(LOCUS_ERR_SYSTEM, errno, "writing the profile");
+        return lc_err_errno(LOCUS_ERR_SYSTEM, errno, "writing the profile");
     return LOCUS_OK;
 }
 

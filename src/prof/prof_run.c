@@ -4,6 +4,7 @@
 #include "prof/prof_internal.h"
 #include "core/config.h"
 #include "core/error.h"
+#include "core/clock.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -20,12 +21,6 @@
 
 extern char **environ;
 
-uint64_t prof_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 void prof_note(prof_session_t *s, const char *fmt, ...)
 {
@@ -72,7 +67,7 @@ static int samplers_mask(const char *v) /* bit 0 ft, 1 access, 2 pmu; -1 bad */
 locus_status_t locus_prof_validate_samplers(const char *value)
 {
     if (!value || samplers_mask(value) < 0)
-        return locus_err(LOCUS_ERR_INVALID, "samplers '%s': expected %s", value ? value : "", SAMPLERS_ACCEPTED);
+        return lc_err(LOCUS_ERR_INVALID, "samplers '%s': expected %s", value ? value : "", SAMPLERS_ACCEPTED);
     return LOCUS_OK;
 }
 
@@ -83,24 +78,24 @@ locus_status_t locus_prof_options_init(locus_prof_options_t *o)
     int64_t v;
     uint64_t sz;
     locus_status_t st;
-    if ((st = locus_tun_string(LOCUS_TUN_PROF_SAMPLERS, &o->samplers)) != LOCUS_OK)
+    if ((st = lc_tun_string(LC_TUN_PROF_SAMPLERS, &o->samplers)) != LOCUS_OK)
         return st;
-    if ((st = locus_tun_int(LOCUS_TUN_PROF_FT_PERIOD, &v)) != LOCUS_OK)
+    if ((st = lc_tun_int(LC_TUN_PROF_FT_PERIOD, &v)) != LOCUS_OK)
         return st;
     o->ft_period = (uint64_t)v;
-    if ((st = locus_tun_int(LOCUS_TUN_PROF_FT_RATE, &v)) != LOCUS_OK)
+    if ((st = lc_tun_int(LC_TUN_PROF_FT_RATE, &v)) != LOCUS_OK)
         return st;
     o->ft_rate = (uint64_t)v;
-    if ((st = locus_tun_int(LOCUS_TUN_PROF_ACCESS_RATE, &v)) != LOCUS_OK)
+    if ((st = lc_tun_int(LC_TUN_PROF_ACCESS_RATE, &v)) != LOCUS_OK)
         return st;
     o->access_rate = (uint64_t)v;
-    if ((st = locus_tun_size(LOCUS_TUN_PROF_MIN_ALLOC, &sz)) != LOCUS_OK)
+    if ((st = lc_tun_size(LC_TUN_PROF_MIN_ALLOC, &sz)) != LOCUS_OK)
         return st;
     o->min_alloc = sz;
-    if ((st = locus_tun_int(LOCUS_TUN_PROF_DEPTH, &v)) != LOCUS_OK)
+    if ((st = lc_tun_int(LC_TUN_PROF_DEPTH, &v)) != LOCUS_OK)
         return st;
     o->depth = (int)v;
-    if ((st = locus_tun_int(LOCUS_TUN_PROF_TOP, &v)) != LOCUS_OK)
+    if ((st = lc_tun_int(LC_TUN_PROF_TOP, &v)) != LOCUS_OK)
         return st;
     o->top = (int)v;
     o->report = stderr;
@@ -116,9 +111,9 @@ static locus_status_t resolve_program(const char *name, char *out, size_t cap)
     struct stat st;
     if (strchr(name, '/')) {
         if (stat(name, &st) != 0)
-            return locus_err(LOCUS_ERR_NOT_FOUND, "program '%s' not found", name);
+            return lc_err(LOCUS_ERR_NOT_FOUND, "program '%s' not found", name);
         if (S_ISDIR(st.st_mode) || access(name, X_OK) != 0)
-            return locus_err(LOCUS_ERR_PERMISSION, "program '%s' is not executable", name);
+            return lc_err(LOCUS_ERR_PERMISSION, "program '%s' is not executable", name);
         snprintf(out, cap, "%s", name);
         return LOCUS_OK;
     }
@@ -139,8 +134,8 @@ static locus_status_t resolve_program(const char *name, char *out, size_t cap)
             p++;
     }
     if (seen)
-        return locus_err(LOCUS_ERR_PERMISSION, "program '%s' is not executable", name);
-    return locus_err(LOCUS_ERR_NOT_FOUND, "program '%s' not found in PATH", name);
+        return lc_err(LOCUS_ERR_PERMISSION, "program '%s' is not executable", name);
+    return lc_err(LOCUS_ERR_NOT_FOUND, "program '%s' not found in PATH", name);
 }
 
 static locus_status_t check_output(const char *path)
@@ -150,7 +145,7 @@ static locus_status_t check_output(const char *path)
     bool existed = access(path, F_OK) == 0;
     int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0)
-        return locus_err_errno(LOCUS_ERR_SYSTEM, errno, "output '%s' is not writable", path);
+        return lc_err_errno(LOCUS_ERR_SYSTEM, errno, "output '%s' is not writable", path);
     close(fd);
     if (!existed)
         unlink(path);
@@ -279,11 +274,11 @@ static locus_status_t finish(prof_session_t *s, int mask)
     if (s->opt.output) {
         FILE *f = fopen(s->opt.output, "w");
         if (!f) {
-            st = locus_err_errno(LOCUS_ERR_SYSTEM, errno, "cannot write the profile to '%s'", s->opt.output);
+            st = lc_err_errno(LOCUS_ERR_SYSTEM, errno, "cannot write the profile to '%s'", s->opt.output);
         } else {
             st = prof_write_json(s, &r, f);
             if (fclose(f) != 0 && st == LOCUS_OK)
-                st = locus_err_errno(LOCUS_ERR_SYSTEM, errno, "writing '%s'", s->opt.output);
+                st = lc_err_errno(LOCUS_ERR_SYSTEM, errno, "writing '%s'", s->opt.output);
         }
     }
     if (s->opt.report)
@@ -295,14 +290,14 @@ static locus_status_t finish(prof_session_t *s, int mask)
 locus_status_t locus_prof_run(const locus_prof_options_t *opt, char *const argv[], int *exit_status)
 {
     if (!argv || !argv[0] || !argv[0][0])
-        return locus_err(LOCUS_ERR_INVALID, "no program given: expected -- PROGRAM [ARGS...]");
+        return lc_err(LOCUS_ERR_INVALID, "no program given: expected -- PROGRAM [ARGS...]");
     int mask = samplers_mask(opt->samplers ? opt->samplers : "auto");
     if (mask < 0)
-        return locus_err(LOCUS_ERR_INVALID, "samplers '%s': expected %s", opt->samplers, SAMPLERS_ACCEPTED);
+        return lc_err(LOCUS_ERR_INVALID, "samplers '%s': expected %s", opt->samplers, SAMPLERS_ACCEPTED);
     if (opt->ft_period == 0 && opt->ft_rate < 1)
-        return locus_err(LOCUS_ERR_INVALID, "first-touch rate 0 with period 0: expected a rate >= 1 sample/s");
+        return lc_err(LOCUS_ERR_INVALID, "first-touch rate 0 with period 0: expected a rate >= 1 sample/s");
     if (opt->depth < 1 || opt->depth > PROF_MAX_CHAIN)
-        return locus_err(LOCUS_ERR_INVALID, "depth %d: expected 1..%d", opt->depth, PROF_MAX_CHAIN);
+        return lc_err(LOCUS_ERR_INVALID, "depth %d: expected 1..%d", opt->depth, PROF_MAX_CHAIN);
     char path[4096];
     locus_status_t st = resolve_program(argv[0], path, sizeof path);
     if (st == LOCUS_OK)
@@ -312,7 +307,7 @@ locus_status_t locus_prof_run(const locus_prof_options_t *opt, char *const argv[
 
     prof_session_t *s = calloc(1, sizeof *s);
     if (!s)
-        return locus_err(LOCUS_ERR_NO_MEMORY, "profiler session");
+        return lc_err(LOCUS_ERR_NO_MEMORY, "profiler session");
     s->opt = *opt;
     s->argv = (char **)argv;
     s->ft_period = opt->ft_period;
@@ -325,13 +320,13 @@ locus_status_t locus_prof_run(const locus_prof_options_t *opt, char *const argv[
 
     int go[2], err[2];
     if (pipe2(go, O_CLOEXEC) || pipe2(err, O_CLOEXEC)) {
-        st = locus_err_errno(LOCUS_ERR_SYSTEM, errno, "pipe");
+        st = lc_err_errno(LOCUS_ERR_SYSTEM, errno, "pipe");
         goto out;
     }
     fflush(NULL);
     pid_t child = fork();
     if (child < 0) {
-        st = locus_err_errno(LOCUS_ERR_SYSTEM, errno, "fork");
+        st = lc_err_errno(LOCUS_ERR_SYSTEM, errno, "fork");
         goto out;
     }
     if (child == 0)
@@ -364,12 +359,12 @@ locus_status_t locus_prof_run(const locus_prof_options_t *opt, char *const argv[
         s->pmu_on = prof_perf_open_pmu(s, child, perf) > 0;
     void (*oint)(int) = signal(SIGINT, SIG_IGN);
     void (*oquit)(int) = signal(SIGQUIT, SIG_IGN);
-    s->t_start = prof_now();
+    s->t_start = lc_now_ns();
     if (write(go[1], "g", 1) < 0)
-        st = locus_err_errno(LOCUS_ERR_SYSTEM, errno, "releasing the program");
+        st = lc_err_errno(LOCUS_ERR_SYSTEM, errno, "releasing the program");
     close(go[1]);
     int status = supervise(s, perf, child);
-    s->t_end = prof_now();
+    s->t_end = lc_now_ns();
     signal(SIGINT, oint);
     signal(SIGQUIT, oquit);
     prof_perf_close(perf);
@@ -377,8 +372,8 @@ locus_status_t locus_prof_run(const locus_prof_options_t *opt, char *const argv[
     ssize_t got = read(err[0], &e, sizeof e);
     close(err[0]);
     if (got == (ssize_t)sizeof e) { /* exec failed after all */
-        st = e == ENOENT ? locus_err(LOCUS_ERR_NOT_FOUND, "program '%s' not found", argv[0])
-                         : locus_err_errno(LOCUS_ERR_PERMISSION, e, "cannot execute '%s'", argv[0]);
+        st = e == ENOENT ? lc_err(LOCUS_ERR_NOT_FOUND, "program '%s' not found", argv[0])
+                         : lc_err_errno(LOCUS_ERR_PERMISSION, e, "cannot execute '%s'", argv[0]);
         goto out;
     }
     set_exit(s, status);
@@ -389,3 +384,5 @@ out:
     prof_session_free(s);
     return st;
 }
+
+LC_TUN_VALIDATOR(PROF_SAMPLERS, locus_prof_validate_samplers)

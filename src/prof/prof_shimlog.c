@@ -114,7 +114,7 @@ locus_status_t prof_shimlog_read(prof_session_t *s, const char *path)
 {
     FILE *f = fopen(path, "rb");
     if (!f)
-        return locus_err_errno(LOCUS_ERR_SYSTEM, errno, "open %s", path);
+        return lc_err_errno(LOCUS_ERR_SYSTEM, errno, "open %s", path);
     size_t cap = 1 << 16;
     uint8_t *buf = malloc(cap);
     int pid = -1;
@@ -151,7 +151,7 @@ locus_status_t prof_shimlog_read_dir(prof_session_t *s)
     struct dirent **list;
     int n = scandir(s->dir, &list, is_shim, by_name);
     if (n < 0)
-        return locus_err_errno(LOCUS_ERR_SYSTEM, errno, "read %s", s->dir);
+        return lc_err_errno(LOCUS_ERR_SYSTEM, errno, "read %s", s->dir);
     for (int i = 0; i < n; i++) {
         char path[1024];
         snprintf(path, sizeof path, "%s/%s", s->dir, list[i]->d_name);

@@ -219,7 +219,7 @@ static locus_status_t idx_reserve(locus_reg_cache_t *c, size_t n)
         cap *= 2;
     reg_index_t *y = idx_alloc(cap);
     if (!y)
-        return locus_err(LOCUS_ERR_NO_MEMORY, "registration cache: out of memory for %zu entries", n);
+        return lc_err(LOCUS_ERR_NO_MEMORY, "registration cache: out of memory for %zu entries", n);
     if (x) {
         size_t m = atomic_load_explicit(&c->n, memory_order_relaxed);
         memcpy(y->start, x->start, m * sizeof *y->start);
@@ -595,14 +595,14 @@ static void evict(locus_reg_cache_t *c, uint64_t need_r, uint64_t need_b, bool f
 static locus_status_t bad_get(const void *addr, size_t len, unsigned access)
 {
     if (!addr)
-        return locus_err(LOCUS_ERR_INVALID, "address NULL: expected the start of mapped memory");
+        return lc_err(LOCUS_ERR_INVALID, "address NULL: expected the start of mapped memory");
     if (!len)
-        return locus_err(LOCUS_ERR_INVALID, "length 0 at %p: expected > 0 bytes", addr);
+        return lc_err(LOCUS_ERR_INVALID, "length 0 at %p: expected > 0 bytes", addr);
     if (access & ~(unsigned)LOCUS_REG_ACCESS_ALL)
-        return locus_err(LOCUS_ERR_INVALID,
+        return lc_err(LOCUS_ERR_INVALID,
                          "access flags 0x%x: accepted LOCUS_REG_LOCAL_WRITE|REMOTE_WRITE|REMOTE_READ|"
                          "REMOTE_ATOMIC (0x0-0xf)", access);
-    return locus_err(LOCUS_ERR_RANGE, "address %p + length %zu overflows the address space", addr, len);
+    return lc_err(LOCUS_ERR_RANGE, "address %p + length %zu overflows the address space", addr, len);
 }
 
 static inline bool bad_args(uint64_t a, size_t len, unsigned access)
@@ -635,7 +635,7 @@ static locus_status_t get_slow(locus_reg_cache_t *c, uint64_t a, uint64_t e, uns
     if (en - s > c->max_region_bytes) {
         c->failed++;
         unlock(c);
-        return locus_err(LOCUS_ERR_RANGE, "length %llu: larger than the device's largest region (%llu bytes)",
+        return lc_err(LOCUS_ERR_RANGE, "length %llu: larger than the device's largest region (%llu bytes)",
                          (unsigned long long)(e - a), (unsigned long long)c->max_region_bytes);
     }
     evict(c, 1, en - s, false);
@@ -666,7 +666,7 @@ static locus_status_t get_slow(locus_reg_cache_t *c, uint64_t a, uint64_t e, uns
         if (c->regions + 1 > c->max_regions || c->bytes + (ue - us) > c->max_bytes) {
             c->failed++;
             unlock(c);
-            return locus_err(LOCUS_ERR_NO_SPACE,
+            return lc_err(LOCUS_ERR_NO_SPACE,
                              "registration cache full: %llu regions / %llu bytes registered and in use "
                              "(capacity %llu regions / %llu bytes, LOCUS_REG_MAX_REGIONS/MAX_BYTES)",
                              (unsigned long long)c->regions, (unsigned long long)c->bytes,
@@ -676,7 +676,7 @@ static locus_status_t get_slow(locus_reg_cache_t *c, uint64_t a, uint64_t e, uns
             break;
         reg_region_t *r = region_alloc(c);
         if (!r) {
-            st = locus_err(LOCUS_ERR_NO_MEMORY, "registration cache: out of memory");
+            st = lc_err(LOCUS_ERR_NO_MEMORY, "registration cache: out of memory");
             break;
         }
         r->start = us;
@@ -777,7 +777,7 @@ locus_status_t locus_reg_get(locus_reg_cache_t *c, const void *addr, size_t len,
 {
     uint64_t a = (uintptr_t)addr, e = a + len;
     if (UNLIKELY(!c || !out))
-        return locus_err(LOCUS_ERR_INVALID, "cache %p, out %p: expected non-NULL", (void *)c, (void *)out);
+        return lc_err(LOCUS_ERR_INVALID, "cache %p, out %p: expected non-NULL", (void *)c, (void *)out);
     if (UNLIKELY(bad_args(a, len, access))) {
         pthread_mutex_lock(&c->lock);
         c->failed++;
@@ -845,7 +845,7 @@ locus_status_t locus_reg_static(locus_reg_cache_t *c, void *base, size_t len, un
 {
     uint64_t a = (uintptr_t)base;
     if (!c)
-        return locus_err(LOCUS_ERR_INVALID, "cache NULL: expected a registration cache");
+        return lc_err(LOCUS_ERR_INVALID, "cache NULL: expected a registration cache");
     if (bad_args(a, len, access))
         return bad_get(base, len, access);
     pthread_mutex_lock(&c->lock);
@@ -853,15 +853,15 @@ locus_status_t locus_reg_static(locus_reg_cache_t *c, void *base, size_t len, un
     int ns = atomic_load_explicit(&c->nstatic, memory_order_relaxed);
     uint64_t s = reg_page_down(a), e = reg_page_up(a + len);
     if (ns == REG_MAX_STATIC) {
-        st = locus_err(LOCUS_ERR_NO_SPACE, "static regions: %d already registered (the most accepted)", ns);
+        st = lc_err(LOCUS_ERR_NO_SPACE, "static regions: %d already registered (the most accepted)", ns);
     } else if (e - s > c->max_region_bytes) {
-        st = locus_err(LOCUS_ERR_RANGE, "static region of %llu bytes: larger than the device's largest "
+        st = lc_err(LOCUS_ERR_RANGE, "static region of %llu bytes: larger than the device's largest "
                        "region (%llu bytes)", (unsigned long long)(e - s),
                        (unsigned long long)c->max_region_bytes);
     } else {
         reg_region_t *r = region_alloc(c);
         if (!r) {
-            st = locus_err(LOCUS_ERR_NO_MEMORY, "registration cache: out of memory");
+            st = lc_err(LOCUS_ERR_NO_MEMORY, "registration cache: out of memory");
         } else {
             r->is_static = true;
             r->start = s;
@@ -892,7 +892,7 @@ locus_status_t locus_reg_static(locus_reg_cache_t *c, void *base, size_t len, un
 locus_status_t locus_reg_static_heap(locus_reg_cache_t *c, const locus_heap_t *heap, unsigned access)
 {
     if (!heap)
-        return locus_err(LOCUS_ERR_INVALID, "heap NULL: expected a heap from locus_heap_create");
+        return lc_err(LOCUS_ERR_INVALID, "heap NULL: expected a heap from locus_heap_create");
     return locus_reg_static(c, locus_heap_base(heap), (size_t)locus_heap_size(heap), access);
 }
 
@@ -902,9 +902,9 @@ locus_status_t locus_reg_invalidate(locus_reg_cache_t *c, const void *addr, size
 {
     uint64_t a = (uintptr_t)addr;
     if (!len)
-        return locus_err(LOCUS_ERR_INVALID, "length 0 at %p: expected > 0 bytes", addr);
+        return lc_err(LOCUS_ERR_INVALID, "length 0 at %p: expected > 0 bytes", addr);
     if (a + len < a)
-        return locus_err(LOCUS_ERR_RANGE, "address %p + length %zu overflows the address space", addr, len);
+        return lc_err(LOCUS_ERR_RANGE, "address %p + length %zu overflows the address space", addr, len);
     if (!c) {
         reg_hooks_invalidate_all_caches(reg_page_down(a), reg_page_up(a + len));
         return LOCUS_OK;
@@ -919,7 +919,7 @@ locus_status_t locus_reg_invalidate(locus_reg_cache_t *c, const void *addr, size
 locus_status_t locus_reg_flush(locus_reg_cache_t *c)
 {
     if (!c)
-        return locus_err(LOCUS_ERR_INVALID, "cache NULL: expected a registration cache");
+        return lc_err(LOCUS_ERR_INVALID, "cache NULL: expected a registration cache");
     pthread_mutex_lock(&c->lock);
     process_pending(c);
     uint64_t ev = c->evictions;
@@ -933,7 +933,7 @@ locus_status_t locus_reg_stats(const locus_reg_cache_t *cc, locus_reg_stats_t *o
 {
     locus_reg_cache_t *c = (locus_reg_cache_t *)cc;
     if (!c || !o)
-        return locus_err(LOCUS_ERR_INVALID, "cache %p, out %p: expected non-NULL", (void *)c, (void *)o);
+        return lc_err(LOCUS_ERR_INVALID, "cache %p, out %p: expected non-NULL", (void *)c, (void *)o);
     memset(o, 0, sizeof *o);
     pthread_mutex_lock(&c->lock);
     process_pending(c);
@@ -970,7 +970,7 @@ locus_status_t locus_reg_stats(const locus_reg_cache_t *cc, locus_reg_stats_t *o
     return LOCUS_OK;
 }
 
-const char *locus_reg_notes(const locus_reg_cache_t *c) { return c ? c->notes : ""; }
+const char *locus_reg_notes(const locus_reg_cache_t *c) { return c ? lc_notes_text(&c->notes) : ""; }
 void *locus_reg_pd(const locus_reg_cache_t *c) { return c ? reg_backend_pd(c) : NULL; }
 
 const char *locus_reg_backend_name(locus_reg_backend_t b)
@@ -981,62 +981,31 @@ const char *locus_reg_backend_name(locus_reg_backend_t b)
 
 /* ---------- attributes, create, destroy ---------- */
 
+/* The cache's tunables and the attribute fields they fill (defaults: tunables.def). */
+static const lc_tun_bind_t reg_binds[] = {
+    LC_BIND(REG_BACKEND, locus_reg_attr_t, backend),
+    LC_BIND(REG_DEVICE, locus_reg_attr_t, device),
+    LC_BIND(REG_MAX_REGIONS, locus_reg_attr_t, max_regions),
+    LC_BIND(REG_MAX_BYTES, locus_reg_attr_t, max_bytes),
+    LC_BIND(REG_RESERVE, locus_reg_attr_t, reserve_pct),
+    LC_BIND(REG_MERGE_MAX, locus_reg_attr_t, merge_max),
+    LC_BIND(REG_ODP, locus_reg_attr_t, odp),
+    LC_BIND(REG_NULL_NS, locus_reg_attr_t, null_ns),
+    LC_BIND(REG_NULL_NS_PER_MIB, locus_reg_attr_t, null_ns_per_mib),
+};
+
 void locus_reg_attr_init(locus_reg_attr_t *a)
 {
     memset(a, 0, sizeof *a);
-    a->backend = LOCUS_REG_BACKEND_AUTO;
-    a->merge_max = 64ull << 20;
-    a->reserve_pct = 10;
-    a->odp = true;
+    (void)lc_tun_load(reg_binds, sizeof reg_binds / sizeof *reg_binds, a, sizeof *a,
+                      LC_TUN_DEFAULTS);
 }
 
+/* All or nothing: a bad variable leaves attr as it was. */
 locus_status_t locus_reg_attr_from_env(locus_reg_attr_t *attr)
 {
-    locus_reg_attr_t a = *attr;
-    locus_status_t st;
-    int e;
-    int64_t v;
-    uint64_t u;
-    bool b;
-    const char *s;
-    if (locus_tun_is_set(LOCUS_TUN_REG_BACKEND)) {
-        if ((st = locus_tun_enum(LOCUS_TUN_REG_BACKEND, &e))) return st;
-        a.backend = (locus_reg_backend_t)e;
-    }
-    if (locus_tun_is_set(LOCUS_TUN_REG_DEVICE)) {
-        if ((st = locus_tun_string(LOCUS_TUN_REG_DEVICE, &s))) return st;
-        a.device = *s ? s : NULL;
-    }
-    if (locus_tun_is_set(LOCUS_TUN_REG_MAX_REGIONS)) {
-        if ((st = locus_tun_int(LOCUS_TUN_REG_MAX_REGIONS, &v))) return st;
-        a.max_regions = (uint64_t)v;
-    }
-    if (locus_tun_is_set(LOCUS_TUN_REG_MAX_BYTES)) {
-        if ((st = locus_tun_size(LOCUS_TUN_REG_MAX_BYTES, &u))) return st;
-        a.max_bytes = u;
-    }
-    if (locus_tun_is_set(LOCUS_TUN_REG_RESERVE)) {
-        if ((st = locus_tun_int(LOCUS_TUN_REG_RESERVE, &v))) return st;
-        a.reserve_pct = (int)v;
-    }
-    if (locus_tun_is_set(LOCUS_TUN_REG_MERGE_MAX)) {
-        if ((st = locus_tun_size(LOCUS_TUN_REG_MERGE_MAX, &u))) return st;
-        a.merge_max = u;
-    }
-    if (locus_tun_is_set(LOCUS_TUN_REG_ODP)) {
-        if ((st = locus_tun_bool(LOCUS_TUN_REG_ODP, &b))) return st;
-        a.odp = b;
-    }
-    if (locus_tun_is_set(LOCUS_TUN_REG_NULL_NS)) {
-        if ((st = locus_tun_int(LOCUS_TUN_REG_NULL_NS, &v))) return st;
-        a.null_ns = (uint64_t)v;
-    }
-    if (locus_tun_is_set(LOCUS_TUN_REG_NULL_NS_PER_MIB)) {
-        if ((st = locus_tun_int(LOCUS_TUN_REG_NULL_NS_PER_MIB, &v))) return st;
-        a.null_ns_per_mib = (uint64_t)v;
-    }
-    *attr = a;
-    return LOCUS_OK;
+    return lc_tun_load(reg_binds, sizeof reg_binds / sizeof *reg_binds, attr, sizeof *attr,
+                       LC_TUN_ENV);
 }
 
 static uint64_t default_max_bytes(void)
@@ -1051,17 +1020,17 @@ static uint64_t default_max_bytes(void)
 locus_status_t locus_reg_cache_create(const locus_reg_attr_t *attr, locus_reg_cache_t **out)
 {
     if (!out)
-        return locus_err(LOCUS_ERR_INVALID, "out NULL: expected a place for the cache");
+        return lc_err(LOCUS_ERR_INVALID, "out NULL: expected a place for the cache");
     locus_reg_attr_t a;
     if (attr) a = *attr;
     else locus_reg_attr_init(&a);
     if ((unsigned)a.backend > LOCUS_REG_BACKEND_NULL)
-        return locus_err(LOCUS_ERR_INVALID, "backend %d: expected auto, verbs, pin or null (0-3)", (int)a.backend);
+        return lc_err(LOCUS_ERR_INVALID, "backend %d: expected auto, verbs, pin or null (0-3)", (int)a.backend);
     if (a.reserve_pct < 0 || a.reserve_pct > 90)
-        return locus_err(LOCUS_ERR_RANGE, "reserve %d%%: expected 0-90", a.reserve_pct);
+        return lc_err(LOCUS_ERR_RANGE, "reserve %d%%: expected 0-90", a.reserve_pct);
     locus_reg_cache_t *c = aligned_alloc(64, (sizeof *c + 63) & ~(size_t)63);
     if (!c)
-        return locus_err(LOCUS_ERR_NO_MEMORY, "registration cache: out of memory");
+        return lc_err(LOCUS_ERR_NO_MEMORY, "registration cache: out of memory");
     memset(c, 0, sizeof *c);
     pthread_mutex_init(&c->lock, NULL);
     atomic_flag_clear(&c->pend_lock);
@@ -1081,12 +1050,13 @@ locus_status_t locus_reg_cache_create(const locus_reg_attr_t *attr, locus_reg_ca
                           ? (long)__rseq_offset + (long)offsetof(struct rseq, cpu_id) : -1;
 
     if (st == LOCUS_OK && !(c->hint = calloc(c->hint_mask + 1, sizeof *c->hint)))
-        st = locus_err(LOCUS_ERR_NO_MEMORY, "registration cache: out of memory");
+        st = lc_err(LOCUS_ERR_NO_MEMORY, "registration cache: out of memory");
     if (st != LOCUS_OK) {
         if (c->ops) c->ops->close(c->bctx);
         free(c->hint);
         idx_free_all(atomic_load(&c->idx));
         pthread_mutex_destroy(&c->lock);
+        lc_notes_free(&c->notes);
         free(c);
         return st;
     }
@@ -1121,5 +1091,6 @@ void locus_reg_cache_destroy(locus_reg_cache_t *c)
         free(c->slabs[i]);
     free(c->slabs);
     pthread_mutex_destroy(&c->lock);
+    lc_notes_free(&c->notes);
     free(c);
 }

@@ -1,6 +1,7 @@
 /* Registration backends: verbs (ibv_reg_mr), pin (mlock), null (a cost). */
 #include "reg/reg_internal.h"
 #include "core/error.h"
+#include "core/clock.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -18,19 +19,13 @@ typedef struct {
     void *arg;
 } null_ctx_t;
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static void busy(uint64_t ns)
 {
     if (!ns)
         return;
-    uint64_t until = now_ns() + ns;
-    while (now_ns() < until)
+    uint64_t until = lc_now_ns() + ns;
+    while (lc_now_ns() < until)
         __builtin_ia32_pause();
 }
 
@@ -63,10 +58,10 @@ static locus_status_t pin_reg(void *ctx, reg_region_t *r)
     if (mlock((void *)r->start, r->end - r->start)) {
         int e = errno;
         if (e == ENOMEM)
-            return locus_err(LOCUS_ERR_INVALID,
+            return lc_err(LOCUS_ERR_INVALID,
                              "[%p, +%llu): mlock failed (ENOMEM): range not fully mapped or over the "
                              "memlock limit", (void *)r->start, (unsigned long long)(r->end - r->start));
-        return locus_err_errno(e == EAGAIN ? LOCUS_ERR_NO_SPACE : LOCUS_ERR_SYSTEM, e, "mlock(%p, %llu)",
+        return lc_err_errno(e == EAGAIN ? LOCUS_ERR_NO_SPACE : LOCUS_ERR_SYSTEM, e, "mlock(%p, %llu)",
                                (void *)r->start, (unsigned long long)(r->end - r->start));
     }
     r->pub.lkey = r->pub.rkey = (uint32_t)r->pub.id;
@@ -113,9 +108,9 @@ static locus_status_t verbs_reg(void *ctx, reg_region_t *r)
     if (!mr) {
         int e = errno;
         if (e == EFAULT)
-            return locus_err(LOCUS_ERR_INVALID, "[%p, +%llu): ibv_reg_mr failed (EFAULT): range not mapped",
+            return lc_err(LOCUS_ERR_INVALID, "[%p, +%llu): ibv_reg_mr failed (EFAULT): range not mapped",
                              (void *)r->start, (unsigned long long)(r->end - r->start));
-        return locus_err_errno(e == ENOMEM || e == ENOSPC ? LOCUS_ERR_NO_SPACE : LOCUS_ERR_SYSTEM, e,
+        return lc_err_errno(e == ENOMEM || e == ENOSPC ? LOCUS_ERR_NO_SPACE : LOCUS_ERR_SYSTEM, e,
                                "ibv_reg_mr(%p, %llu)", (void *)r->start,
                                (unsigned long long)(r->end - r->start));
     }
@@ -152,7 +147,7 @@ static locus_status_t verbs_open(locus_reg_cache_t *c, const locus_reg_attr_t *a
 {
     verbs_ctx_t *v = calloc(1, sizeof *v);
     if (!v)
-        return locus_err(LOCUS_ERR_NO_MEMORY, "registration cache: out of memory");
+        return lc_err(LOCUS_ERR_NO_MEMORY, "registration cache: out of memory");
     int num = 0;
     v->list = ibv_get_device_list(&num);
     locus_status_t st = LOCUS_OK;
@@ -162,16 +157,16 @@ static locus_status_t verbs_open(locus_reg_cache_t *c, const locus_reg_attr_t *a
         if (!want || !strcmp(ibv_get_device_name(v->list[i]), want))
             dev = v->list[i];
     if (!dev) {
-        st = want ? locus_err(LOCUS_ERR_NO_DEVICE, "RDMA device '%s' not found (%d device%s present)", want,
+        st = want ? lc_err(LOCUS_ERR_NO_DEVICE, "RDMA device '%s' not found (%d device%s present)", want,
                               num, num == 1 ? "" : "s")
-                  : locus_err(LOCUS_ERR_NO_DEVICE, "no RDMA device (ibv_get_device_list found 0): use "
+                  : lc_err(LOCUS_ERR_NO_DEVICE, "no RDMA device (ibv_get_device_list found 0): use "
                                                    "LOCUS_REG_BACKEND=pin or null");
         goto fail;
     }
     snprintf(c->device, sizeof c->device, "%s", ibv_get_device_name(dev));
     v->ctx = ibv_open_device(dev);
     if (!v->ctx) {
-        st = locus_err_errno(LOCUS_ERR_NO_DEVICE, errno, "ibv_open_device(%s)", c->device);
+        st = lc_err_errno(LOCUS_ERR_NO_DEVICE, errno, "ibv_open_device(%s)", c->device);
         goto fail;
     }
     struct ibv_device_attr_ex dx;
@@ -179,7 +174,7 @@ static locus_status_t verbs_open(locus_reg_cache_t *c, const locus_reg_attr_t *a
     if (ibv_query_device_ex(v->ctx, NULL, &dx)) {
         struct ibv_device_attr d;
         if (ibv_query_device(v->ctx, &d)) {
-            st = locus_err_errno(LOCUS_ERR_SYSTEM, errno, "ibv_query_device(%s)", c->device);
+            st = lc_err_errno(LOCUS_ERR_SYSTEM, errno, "ibv_query_device(%s)", c->device);
             goto fail;
         }
         dx.orig_attr = d;
@@ -195,7 +190,7 @@ static locus_status_t verbs_open(locus_reg_cache_t *c, const locus_reg_attr_t *a
         v->pd = ibv_alloc_pd(v->ctx);
         v->own_pd = true;
         if (!v->pd) {
-            st = locus_err_errno(LOCUS_ERR_SYSTEM, errno, "ibv_alloc_pd(%s)", c->device);
+            st = lc_err_errno(LOCUS_ERR_SYSTEM, errno, "ibv_alloc_pd(%s)", c->device);
             goto fail;
         }
     }
@@ -223,7 +218,7 @@ locus_status_t reg_backend_open(locus_reg_cache_t *c, const locus_reg_attr_t *a,
             c->backend = LOCUS_REG_BACKEND_VERBS;
             return st;
         }
-        snprintf(c->notes, sizeof c->notes, "%s: pin backend (mlock) used\n", locus_last_error());
+        lc_note(&c->notes, "%s: pin backend (mlock) used", locus_last_error());
         locus_clear_error();
         b = LOCUS_REG_BACKEND_PIN;
     }
@@ -236,7 +231,7 @@ locus_status_t reg_backend_open(locus_reg_cache_t *c, const locus_reg_attr_t *a,
     }
     null_ctx_t *n = calloc(1, sizeof *n);
     if (!n)
-        return locus_err(LOCUS_ERR_NO_MEMORY, "registration cache: out of memory");
+        return lc_err(LOCUS_ERR_NO_MEMORY, "registration cache: out of memory");
     n->ns = a->null_ns;
     n->ns_per_mib = a->null_ns_per_mib;
     n->ev = a->null_event;

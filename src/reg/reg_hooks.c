@@ -43,8 +43,7 @@ int reg_hooks_add(locus_reg_cache_t *c)
         }
     }
     /* more caches than slots: this one relies on explicit invalidation */
-    snprintf(c->notes + strlen(c->notes), sizeof c->notes - strlen(c->notes),
-             "more than %d caches: memory hooks do not invalidate this one\n", MAX_CACHES);
+    lc_note(&c->notes, "more than %d caches: memory hooks do not invalidate this one", MAX_CACHES);
     return -1;
 }
 

@@ -8,6 +8,8 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "core/clock.h"
+#include "core/notes.h"
 
 /* Reference counts are sharded by CPU (reg.c, "reference counts"): a hit
  * writes only its CPU's counter entry, never the region's own lines, so two
@@ -127,7 +129,7 @@ struct locus_reg_cache {
     locus_reg_backend_t backend;
     char device[64];
     bool odp;
-    char notes[512];
+    lc_notes_t notes;
     int slot;                            /* in the hooks' cache table */
 
     reg_shard_t shards[REG_SHARDS];

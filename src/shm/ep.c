@@ -91,7 +91,7 @@ static shmq_copy_fn copy_for(const locus_shm_ep_t *ep, int peer)
 
 static locus_status_t fatal_err(locus_shm_ep_t *ep)
 {
-    return locus_err(ep->fatal, "%s", ep->fatal_msg);
+    return lc_err(ep->fatal, "%s", ep->fatal_msg);
 }
 
 static void fail_list(locus_shm_ep_t *ep, shm_list_t *l, locus_status_t st)
@@ -345,7 +345,7 @@ static locus_status_t send_ctrl_data(locus_shm_ep_t *ep, int dst, int type, uint
         return LOCUS_OK; /* it left; nobody waits for this */
     locus_shm_req_t *c = req_new(ep, RQ_CTRL);
     if (!c)
-        return locus_err(LOCUS_ERR_NO_MEMORY, "control message to rank %d: out of memory", dst);
+        return lc_err(LOCUS_ERR_NO_MEMORY, "control message to rank %d: out of memory", dst);
     c->peer = dst;
     c->ctrl_type = (uint8_t)type;
     c->ctrl_aux = aux;
@@ -489,10 +489,10 @@ static locus_status_t split_recv(locus_shm_ep_t *ep, int src, uint64_t msgid, un
     /* If the offer cannot be posted now the sender never claims: we copy it all. */
     (void)send_ctrl_data(ep, src, MT_HELP, msgid, 0, true, dst_off, job);
     uint32_t mine = split_run(me, job, dst, from, n, piece, false, 2 | (ep->far[src] ? SHM_COPY_FAR : 0));
-    uint64_t want = base + (pieces - mine), next = shm_now_ns() + 1000000;
+    uint64_t want = base + (pieces - mine), next = lc_now_ns() + 1000000;
     while (__atomic_load_n(&me->split_done, __ATOMIC_ACQUIRE) != want) {
         __builtin_ia32_pause();
-        if (shm_now_ns() < next)
+        if (lc_now_ns() < next)
             continue;
         next += 1000000;
         /* A sender finishes every piece it claimed before it can leave, so
@@ -504,7 +504,7 @@ static locus_status_t split_recv(locus_shm_ep_t *ep, int src, uint64_t msgid, un
             snprintf(ep->fatal_msg, sizeof ep->fatal_msg,
                      "rank %d (pid %d) died in the middle of a split copy", src, (int)ep->pids[src]);
             fail_all(ep);
-            return locus_err(ep->fatal, "%s", ep->fatal_msg);
+            return lc_err(ep->fatal, "%s", ep->fatal_msg);
         }
     }
     return LOCUS_OK;
@@ -558,10 +558,10 @@ static locus_status_t start_pull(locus_shm_ep_t *ep, locus_shm_req_t *r, int src
     if (rts->kind == RTS_CMA && !ep->cma_bad[src] &&
         (ep->cma_mode == CMA_AUTO ? auto_picks_cma(ep) : ep->cma_mode != CMA_OFF)) {
         int err = EPERM;
-        uint64_t t0 = shm_now_ns();
+        uint64_t t0 = lc_now_ns();
         if (ep->cma_mode != CMA_EPERM && (!n || cma_read(ep->pids[src], r->buf, rts->addr, n, &err) == LOCUS_OK)) {
             if (n)
-                rate_note(&ep->rate_cma, n, shm_now_ns() - t0);
+                rate_note(&ep->rate_cma, n, lc_now_ns() - t0);
             complete(ep, r, fin);
             return send_ctrl(ep, src, MT_FIN, msgid, 0);
         }
@@ -580,7 +580,7 @@ static locus_status_t start_pull(locus_shm_ep_t *ep, locus_shm_req_t *r, int src
     r->state = RS_PULL;
     r->done_bytes = 0;
     if (!ep->pulls.head)
-        ep->pipe_last = shm_now_ns(); /* the pipeline starts moving bytes now */
+        ep->pipe_last = lc_now_ns(); /* the pipeline starts moving bytes now */
     list_push(&ep->pulls, r);
     return send_ctrl(ep, src, MT_CTS_COPY, msgid, 0);
 }
@@ -613,7 +613,7 @@ static locus_status_t on_eager(locus_shm_ep_t *ep, const shmq_hdr_t *h)
     }
     shm_unexp_t *u = malloc(sizeof *u + h->len);
     if (!u)
-        return locus_err(LOCUS_ERR_NO_MEMORY, "unexpected message of %u B: out of memory", h->len);
+        return lc_err(LOCUS_ERR_NO_MEMORY, "unexpected message of %u B: out of memory", h->len);
     u->next = NULL;
     u->src = h->src;
     u->type = MT_EAGER;
@@ -659,7 +659,7 @@ static locus_status_t on_rts(locus_shm_ep_t *ep, const shmq_hdr_t *h)
         return start_pull(ep, r, h->src, h->tag, rts.msgid, &rts);
     shm_unexp_t *u = malloc(sizeof *u);
     if (!u)
-        return locus_err(LOCUS_ERR_NO_MEMORY, "unexpected rendezvous: out of memory");
+        return lc_err(LOCUS_ERR_NO_MEMORY, "unexpected rendezvous: out of memory");
     u->next = NULL;
     u->src = h->src;
     u->type = MT_RTS;
@@ -687,7 +687,7 @@ static locus_status_t on_frag(locus_shm_ep_t *ep, const shmq_hdr_t *h)
     }
     r->done_bytes += h->len;
     /* Throughput, not one message's latency: several pulls may be in flight. */
-    uint64_t now = shm_now_ns();
+    uint64_t now = lc_now_ns();
     rate_note(&ep->rate_pipe, h->len, now - ep->pipe_last);
     ep->pipe_last = now;
     if (r->done_bytes == r->msg_len) {
@@ -969,7 +969,7 @@ static void idle_tick(locus_shm_ep_t *ep, int did)
         check = true;
     }
     if (check && !ep->fatal) {
-        uint64_t now = shm_now_ns();
+        uint64_t now = lc_now_ns();
         if (now >= ep->next_live_ns) {
             ep->next_live_ns = now + 1000000;
             if (shm_check_peers(ep) != LOCUS_OK)
@@ -981,7 +981,7 @@ static void idle_tick(locus_shm_ep_t *ep, int did)
 locus_status_t locus_shm_progress(locus_shm_ep_t *ep)
 {
     if (!ep)
-        return locus_err(LOCUS_ERR_INVALID, "endpoint NULL: expected one from locus_shm_init");
+        return lc_err(LOCUS_ERR_INVALID, "endpoint NULL: expected one from locus_shm_init");
     if (ep->fatal)
         return fatal_err(ep);
     int did = progress_rx(ep);
@@ -996,9 +996,9 @@ locus_status_t locus_shm_progress(locus_shm_ep_t *ep)
 static locus_status_t check_peer_arg(const locus_shm_ep_t *ep, int peer, bool any_ok, const char *what)
 {
     if (!ep)
-        return locus_err(LOCUS_ERR_INVALID, "endpoint NULL: expected one from locus_shm_init");
+        return lc_err(LOCUS_ERR_INVALID, "endpoint NULL: expected one from locus_shm_init");
     if ((peer < 0 || peer >= ep->size) && !(any_ok && peer == LOCUS_SHM_ANY_SOURCE))
-        return locus_err(LOCUS_ERR_INVALID, "%s %d: expected 0..%d%s", what, peer, ep->size - 1,
+        return lc_err(LOCUS_ERR_INVALID, "%s %d: expected 0..%d%s", what, peer, ep->size - 1,
                          any_ok ? " or LOCUS_SHM_ANY_SOURCE" : "");
     return LOCUS_OK;
 }
@@ -1028,19 +1028,19 @@ static locus_status_t isend(locus_shm_ep_t *ep, int dst, uint64_t tag, const voi
     if (st)
         return st;
     if (!req || (!buf && len))
-        return locus_err(LOCUS_ERR_INVALID, "isend: %s is NULL", req ? "buffer" : "request pointer");
+        return lc_err(LOCUS_ERR_INVALID, "isend: %s is NULL", req ? "buffer" : "request pointer");
     if (tag == LOCUS_SHM_ANY_TAG)
-        return locus_err(LOCUS_ERR_INVALID, "tag UINT64_MAX is LOCUS_SHM_ANY_TAG: expected a tag below it");
+        return lc_err(LOCUS_ERR_INVALID, "tag UINT64_MAX is LOCUS_SHM_ANY_TAG: expected a tag below it");
     if (ep->fatal)
         return fatal_err(ep);
     if (ep->gone[dst] || dst == ep->rank)
-        return locus_err(dst == ep->rank ? LOCUS_ERR_INVALID : LOCUS_ERR_PEER_FAILED,
+        return lc_err(dst == ep->rank ? LOCUS_ERR_INVALID : LOCUS_ERR_PEER_FAILED,
                          "destination rank %d: %s", dst,
                          dst == ep->rank ? "is this process (self sends are not supported)"
                                          : "it finalized and left");
     locus_shm_req_t *r = req_new(ep, RQ_SEND);
     if (!r)
-        return locus_err(LOCUS_ERR_NO_MEMORY, "isend: out of memory for a request");
+        return lc_err(LOCUS_ERR_NO_MEMORY, "isend: out of memory for a request");
     r->peer = dst;
     r->tag = tag;
     r->buf = (void *)buf;
@@ -1078,12 +1078,12 @@ locus_status_t locus_shm_irecv(locus_shm_ep_t *ep, int src, uint64_t tag, void *
     if (st)
         return st;
     if (!req || (!buf && capacity))
-        return locus_err(LOCUS_ERR_INVALID, "irecv: %s is NULL", req ? "buffer" : "request pointer");
+        return lc_err(LOCUS_ERR_INVALID, "irecv: %s is NULL", req ? "buffer" : "request pointer");
     if (ep->fatal)
         return fatal_err(ep);
     locus_shm_req_t *r = req_new(ep, RQ_RECV);
     if (!r)
-        return locus_err(LOCUS_ERR_NO_MEMORY, "irecv: out of memory for a request");
+        return lc_err(LOCUS_ERR_NO_MEMORY, "irecv: out of memory for a request");
     r->peer = src;
     r->tag = tag;
     r->buf = buf;
@@ -1127,7 +1127,7 @@ locus_status_t locus_shm_test(locus_shm_ep_t *ep, locus_shm_req_t *req, bool *do
                               locus_shm_info_t *info)
 {
     if (!ep || !req || !done)
-        return locus_err(LOCUS_ERR_INVALID, "test: %s is NULL",
+        return lc_err(LOCUS_ERR_INVALID, "test: %s is NULL",
                          !ep ? "endpoint" : !req ? "request" : "done flag");
     if (req->state != RS_DONE)
         locus_shm_progress(ep);
@@ -1154,10 +1154,10 @@ locus_status_t locus_shm_test(locus_shm_ep_t *ep, locus_shm_req_t *req, bool *do
     req_free(ep, req);
     if (st == LOCUS_ERR_PEER_FAILED || st == LOCUS_ERR_CORRUPT)
         return ep->fatal ? fatal_err(ep)
-                         : locus_err(st, "rank %d finalized and left before the operation completed",
+                         : lc_err(st, "rank %d finalized and left before the operation completed",
                                      peer);
     if (st == LOCUS_ERR_TRUNCATED)
-        return locus_err(st, "message of %zu B from rank %d truncated to the %zu B buffer",
+        return lc_err(st, "message of %zu B from rank %d truncated to the %zu B buffer",
                          msg_len, src, cap);
     return st;
 }
@@ -1400,7 +1400,7 @@ locus_status_t locus_shm_recv(locus_shm_ep_t *ep, int src, uint64_t tag, void *b
 locus_status_t locus_shm_barrier(locus_shm_ep_t *ep)
 {
     if (!ep)
-        return locus_err(LOCUS_ERR_INVALID, "endpoint NULL: expected one from locus_shm_init");
+        return lc_err(LOCUS_ERR_INVALID, "endpoint NULL: expected one from locus_shm_init");
     uint64_t g = ep->procs[ep->rank].barrier + 1;
     __atomic_store_n(&ep->procs[ep->rank].barrier, g, __ATOMIC_RELEASE);
     for (int r = 0; r < ep->size; r++) {
@@ -1410,7 +1410,7 @@ locus_status_t locus_shm_barrier(locus_shm_ep_t *ep)
                 return st;
             /* It may have passed this barrier and left since we last looked. */
             if (ep->gone[r] && __atomic_load_n(&ep->procs[r].barrier, __ATOMIC_ACQUIRE) < g)
-                return locus_err(LOCUS_ERR_PEER_FAILED, "barrier: rank %d finalized and left", r);
+                return lc_err(LOCUS_ERR_PEER_FAILED, "barrier: rank %d finalized and left", r);
             __builtin_ia32_pause();
         }
     }

@@ -40,6 +40,7 @@ static void ep_free(locus_shm_ep_t *ep)
     free(ep->pids);
     free(ep->pfds);
     free(ep->blks);
+    lc_notes_free(&ep->notes);
     free(ep);
 }
 
@@ -62,7 +63,7 @@ static locus_status_t alloc_private(locus_shm_ep_t *ep)
     ep->blks = calloc((size_t)ep->cap_blks, sizeof *ep->blks);
     if (!ep->q || !ep->cached_head || !ep->sendq || !ep->cma_bad || !ep->gone || !ep->far || !ep->pids ||
         !ep->pfds || !ep->blks || !ep->fbtx || !ep->fbrx || !ep->fbrx_of || !ep->rxseq)
-        return locus_err(LOCUS_ERR_NO_MEMORY, "shm endpoint bookkeeping for %d processes", ep->size);
+        return lc_err(LOCUS_ERR_NO_MEMORY, "shm endpoint bookkeeping for %d processes", ep->size);
     for (size_t r = 0; r < n; r++) {
         ep->pfds[r].fd = -1;
         ep->fbrx_of[r] = -1;
@@ -74,11 +75,11 @@ static locus_status_t alloc_private(locus_shm_ep_t *ep)
 locus_status_t locus_shm_init(const locus_shm_opts_t *opts, locus_shm_ep_t **out)
 {
     if (!out)
-        return locus_err(LOCUS_ERR_INVALID, "locus_shm_init: output pointer is NULL");
+        return lc_err(LOCUS_ERR_INVALID, "locus_shm_init: output pointer is NULL");
     *out = NULL;
     locus_shm_ep_t *ep = calloc(1, sizeof *ep);
     if (!ep)
-        return locus_err(LOCUS_ERR_NO_MEMORY, "shm endpoint");
+        return lc_err(LOCUS_ERR_NO_MEMORY, "shm endpoint");
     char job[64];
     int mode;
     uint64_t split = 0, ref = 0;
@@ -88,11 +89,11 @@ locus_status_t locus_shm_init(const locus_shm_opts_t *opts, locus_shm_ep_t **out
     if (!st)
         st = locus_shm_segment_name(job, ep->name, sizeof ep->name);
     if (!st)
-        st = locus_tun_enum(LOCUS_TUN_SHM_CMA, &mode);
+        st = lc_tun_enum(LC_TUN_SHM_CMA, &mode);
     if (!st)
-        st = locus_tun_size(LOCUS_TUN_SHM_SPLIT, &split);
+        st = lc_tun_size(LC_TUN_SHM_SPLIT, &split);
     if (!st)
-        st = locus_tun_size(LOCUS_TUN_SHM_REF, &ref);
+        st = lc_tun_size(LC_TUN_SHM_REF, &ref);
     if (!st)
         st = alloc_private(ep);
     if (!st)
@@ -120,7 +121,7 @@ locus_status_t locus_shm_init(const locus_shm_opts_t *opts, locus_shm_ep_t **out
     ep->my_heap = ep->base + ep->lay.heaps + (uint64_t)ep->rank * ep->plan.heap_bytes;
     ep->blks[0] = (shm_heap_blk_t){0, ep->plan.heap_bytes, false};
     ep->nblks = ep->plan.heap_bytes ? 1 : 0;
-    ep->next_live_ns = shm_now_ns() + 1000000;
+    ep->next_live_ns = lc_now_ns() + 1000000;
     /* Oversubscribed (more local processes than CPUs): yield when idle. A
      * process pinned to one CPU of its own is not oversubscribed. */
     long online = sysconf(_SC_NPROCESSORS_ONLN);
@@ -150,14 +151,14 @@ locus_status_t locus_shm_finalize(locus_shm_ep_t *ep)
 int locus_shm_rank(const locus_shm_ep_t *ep) { return ep ? ep->rank : -1; }
 int locus_shm_size(const locus_shm_ep_t *ep) { return ep ? ep->size : 0; }
 const locus_shm_plan_t *locus_shm_get_plan(const locus_shm_ep_t *ep) { return ep ? &ep->plan : NULL; }
-const char *locus_shm_notes(const locus_shm_ep_t *ep) { return ep ? ep->notes : ""; }
+const char *locus_shm_notes(const locus_shm_ep_t *ep) { return ep ? lc_notes_text(&ep->notes) : ""; }
 
 /* ---------- shared heap: first fit over a small private block table ---------- */
 
 void *locus_shm_alloc(locus_shm_ep_t *ep, size_t bytes)
 {
     if (!ep || !bytes) {
-        locus_err(LOCUS_ERR_INVALID, "locus_shm_alloc: %s", ep ? "size 0: expected > 0 bytes" : "endpoint NULL");
+        lc_err(LOCUS_ERR_INVALID, "locus_shm_alloc: %s", ep ? "size 0: expected > 0 bytes" : "endpoint NULL");
         return NULL;
     }
     uint64_t need = (bytes + 63) & ~(uint64_t)63;
@@ -169,7 +170,7 @@ void *locus_shm_alloc(locus_shm_ep_t *ep, size_t bytes)
             if (ep->nblks == ep->cap_blks) {
                 shm_heap_blk_t *nb = realloc(ep->blks, sizeof *nb * (size_t)ep->cap_blks * 2);
                 if (!nb) {
-                    locus_err(LOCUS_ERR_NO_MEMORY, "locus_shm_alloc: block table");
+                    lc_err(LOCUS_ERR_NO_MEMORY, "locus_shm_alloc: block table");
                     return NULL;
                 }
                 ep->blks = nb;
@@ -185,7 +186,7 @@ void *locus_shm_alloc(locus_shm_ep_t *ep, size_t bytes)
         return ep->my_heap + b->off;
     }
     char a[32];
-    locus_err(LOCUS_ERR_NO_SPACE, "locus_shm_alloc(%zu): the %s shared heap has no free block that "
+    lc_err(LOCUS_ERR_NO_SPACE, "locus_shm_alloc(%zu): the %s shared heap has no free block that "
               "large (set LOCUS_SHM_HEAP)", bytes, locus_format_size(ep->plan.heap_bytes, a, sizeof a));
     return NULL;
 }

@@ -4,7 +4,6 @@
 
 #include "core/config.h"
 #include "core/error.h"
-#include "core/validators.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -33,36 +32,36 @@ static uint64_t auto_queue(int n)
     return q;
 }
 
-static locus_status_t read_size(locus_tun_id_t id, uint64_t *out)
+static locus_status_t read_size(lc_tun_id_t id, uint64_t *out)
 {
-    return locus_tun_size(id, out);
+    return lc_tun_size(id, out);
 }
 
 locus_status_t shm_plan_layout(int nprocs, const locus_shm_opts_t *opts, locus_shm_plan_t *plan,
                                shm_layout_t *lay)
 {
     if (nprocs < 1 || nprocs > 65536)
-        return locus_err(LOCUS_ERR_INVALID, "procs %d: expected 1..65536 local processes", nprocs);
+        return lc_err(LOCUS_ERR_INVALID, "procs %d: expected 1..65536 local processes", nprocs);
     uint64_t queue = opts ? opts->queue_bytes : 0, heap = opts ? opts->heap_bytes : 0;
     uint64_t eager, frag;
     locus_status_t st;
-    if (!queue && (st = read_size(LOCUS_TUN_SHM_QUEUE, &queue)))
+    if (!queue && (st = read_size(LC_TUN_SHM_QUEUE, &queue)))
         return st;
-    if (!heap && (st = read_size(LOCUS_TUN_SHM_HEAP, &heap)))
+    if (!heap && (st = read_size(LC_TUN_SHM_HEAP, &heap)))
         return st;
-    if ((st = read_size(LOCUS_TUN_SHM_EAGER, &eager)) || (st = read_size(LOCUS_TUN_SHM_FRAG, &frag)))
+    if ((st = read_size(LC_TUN_SHM_EAGER, &eager)) || (st = read_size(LC_TUN_SHM_FRAG, &frag)))
         return st;
     if (!queue)
         queue = auto_queue(nprocs);
     if (queue < 4096 || (queue & (queue - 1)) || queue > (1ull << 34))
-        return locus_err(LOCUS_ERR_INVALID,
+        return lc_err(LOCUS_ERR_INVALID,
                          "queue %" PRIu64 " bytes: expected a power of two in [4K, 16G]", queue);
     int64_t nfb;
     uint64_t fbox;
-    if ((st = locus_tun_int(LOCUS_TUN_SHM_FBOXES, &nfb)) || (st = read_size(LOCUS_TUN_SHM_FBOX, &fbox)))
+    if ((st = lc_tun_int(LC_TUN_SHM_FBOXES, &nfb)) || (st = read_size(LC_TUN_SHM_FBOX, &fbox)))
         return st;
     if (fbox && (fbox < 512 || (fbox & (fbox - 1)) || fbox > (1u << 20)))
-        return locus_err(LOCUS_ERR_INVALID,
+        return lc_err(LOCUS_ERR_INVALID,
                          "fast box %" PRIu64 " bytes: expected a power of two in [512, 1M] (0 = auto)", fbox);
     if (nfb > nprocs - 1)
         nfb = nprocs - 1;
@@ -188,18 +187,18 @@ locus_status_t locus_shm_plan_print(const locus_shm_plan_t *p, FILE *out, bool j
     return LOCUS_OK;
 }
 
-locus_status_t locus_shm_validate_job(const char *v)
+locus_status_t shm_validate_job(const char *v)
 {
     size_t n = v ? strlen(v) : 0;
     if (n == 0)
         return LOCUS_OK; /* unset: derived from the launcher */
     if (n > 48)
-        return locus_err(LOCUS_ERR_INVALID, "'%s': expected 1-48 characters from [A-Za-z0-9_.-]", v);
+        return lc_err(LOCUS_ERR_INVALID, "'%s': expected 1-48 characters from [A-Za-z0-9_.-]", v);
     for (size_t i = 0; i < n; i++) {
         char c = v[i];
         if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
               c == '_' || c == '.' || c == '-'))
-            return locus_err(LOCUS_ERR_INVALID,
+            return lc_err(LOCUS_ERR_INVALID,
                              "'%s': character '%c' not allowed; expected 1-48 characters from "
                              "[A-Za-z0-9_.-]", v, c);
     }
@@ -208,13 +207,15 @@ locus_status_t locus_shm_validate_job(const char *v)
 
 locus_status_t locus_shm_segment_name(const char *job, char *buf, size_t len)
 {
-    locus_status_t st = locus_shm_validate_job(job);
+    locus_status_t st = shm_validate_job(job);
     if (st)
         return st;
     if (!job || !*job)
-        return locus_err(LOCUS_ERR_INVALID, "job '': expected 1-48 characters from [A-Za-z0-9_.-]");
+        return lc_err(LOCUS_ERR_INVALID, "job '': expected 1-48 characters from [A-Za-z0-9_.-]");
     int n = snprintf(buf, len, "/locus-%u-%s", (unsigned)getuid(), job);
     if (n < 0 || (size_t)n >= len)
-        return locus_err(LOCUS_ERR_RANGE, "segment name buffer of %zu bytes too small", len);
+        return lc_err(LOCUS_ERR_RANGE, "segment name buffer of %zu bytes too small", len);
     return LOCUS_OK;
 }
+
+LC_TUN_VALIDATOR(JOB, shm_validate_job)

@@ -4,7 +4,8 @@
 
 #include "core/config.h"
 #include "core/error.h"
-#include "core/validators.h"
+#include "core/clock.h"
+#include "core/sysfs.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -22,19 +23,10 @@
 #include <time.h>
 #include <unistd.h>
 
-uint64_t shm_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 void shm_note(locus_shm_ep_t *ep, const char *msg)
 {
-    if (strstr(ep->notes, msg))
-        return;
-    size_t n = strlen(ep->notes);
-    snprintf(ep->notes + n, sizeof ep->notes - n, "%s\n", msg);
+    lc_note_once(&ep->notes, "%s", msg);
 }
 
 /* Job ids from other launchers may hold any character: keep [A-Za-z0-9_.-]. */
@@ -54,10 +46,10 @@ static locus_status_t env_int(const char *name, int lo, int hi, int *out)
 {
     const char *v = getenv(name);
     int64_t x;
-    if (locus_parse_int(v, lo, hi, &x) != LOCUS_OK) {
+    if (lc_parse_int(v, lo, hi, &x) != LOCUS_OK) {
         char msg[300];
         snprintf(msg, sizeof msg, "%s", locus_last_error());
-        return locus_err(LOCUS_ERR_INVALID, "%s=%s", name, msg);
+        return lc_err(LOCUS_ERR_INVALID, "%s=%s", name, msg);
     }
     *out = (int)x;
     return LOCUS_OK;
@@ -70,23 +62,23 @@ locus_status_t shm_bootstrap_ids(const locus_shm_opts_t *opts, int *rank, int *s
     int64_t v;
     const char *ompi_rank = getenv("OMPI_COMM_WORLD_LOCAL_RANK");
     const char *ompi_size = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
-    bool ours = locus_tun_is_set(LOCUS_TUN_SIZE) || locus_tun_is_set(LOCUS_TUN_RANK);
+    bool ours = lc_tun_is_set(LC_TUN_SIZE) || lc_tun_is_set(LC_TUN_RANK);
     if (ours || !ompi_rank || !ompi_size) {
-        if ((st = locus_tun_int(LOCUS_TUN_RANK, &v)))
+        if ((st = lc_tun_int(LC_TUN_RANK, &v)))
             return st;
         *rank = (int)v;
-        if ((st = locus_tun_int(LOCUS_TUN_SIZE, &v)))
+        if ((st = lc_tun_int(LC_TUN_SIZE, &v)))
             return st;
         *size = (int)v;
         const char *j;
-        if ((st = locus_tun_string(LOCUS_TUN_JOB, &j)))
+        if ((st = lc_tun_string(LC_TUN_JOB, &j)))
             return st;
         if (*j)
             snprintf(job, joblen, "%s", j);
         else if (*size == 1)
             snprintf(job, joblen, "solo-%d", (int)getpid()); /* a singleton: private name */
         else
-            return locus_err(LOCUS_ERR_INVALID, "LOCUS_SIZE=%d but LOCUS_JOB is unset: start the "
+            return lc_err(LOCUS_ERR_INVALID, "LOCUS_SIZE=%d but LOCUS_JOB is unset: start the "
                              "processes with `locus run -n N` or mpirun", *size);
     } else {
         if ((st = env_int("OMPI_COMM_WORLD_LOCAL_SIZE", 1, 65536, size)) ||
@@ -96,7 +88,7 @@ locus_status_t shm_bootstrap_ids(const locus_shm_opts_t *opts, int *rank, int *s
         if (!ns || !*ns)
             ns = getenv("OMPI_MCA_orte_ess_jobid");
         if (!ns || !*ns)
-            return locus_err(LOCUS_ERR_INVALID, "Open MPI environment without PMIX_NAMESPACE or "
+            return lc_err(LOCUS_ERR_INVALID, "Open MPI environment without PMIX_NAMESPACE or "
                              "OMPI_MCA_orte_ess_jobid: cannot name the job's segment");
         char clean[64];
         sanitize_job(ns, clean, sizeof clean);
@@ -107,12 +99,12 @@ locus_status_t shm_bootstrap_ids(const locus_shm_opts_t *opts, int *rank, int *s
     if (opts && opts->rank >= 0)
         *rank = opts->rank;
     if (opts && opts->job) {
-        if ((st = locus_shm_validate_job(opts->job)))
+        if ((st = shm_validate_job(opts->job)))
             return st;
         snprintf(job, joblen, "%s", opts->job);
     }
     if (*rank < 0 || *rank >= *size)
-        return locus_err(LOCUS_ERR_INVALID, "rank %d: expected 0..%d (size %d)", *rank, *size - 1,
+        return lc_err(LOCUS_ERR_INVALID, "rank %d: expected 0..%d (size %d)", *rank, *size - 1,
                          *size);
     return LOCUS_OK;
 }
@@ -137,11 +129,11 @@ static locus_status_t check_space(uint64_t need)
 {
     struct statvfs sv;
     if (statvfs("/dev/shm", &sv) != 0)
-        return locus_err_errno(LOCUS_ERR_SYSTEM, errno, "statvfs(/dev/shm)");
+        return lc_err_errno(LOCUS_ERR_SYSTEM, errno, "statvfs(/dev/shm)");
     uint64_t avail = (uint64_t)sv.f_bavail * sv.f_frsize;
     if (avail < need) {
         char a[32], b[32];
-        return locus_err(LOCUS_ERR_NO_SPACE,
+        return lc_err(LOCUS_ERR_NO_SPACE,
                          "the shm segment needs %s (%" PRIu64 " B) but /dev/shm has %s free: "
                          "enlarge /dev/shm (e.g. docker --shm-size) or lower LOCUS_SHM_QUEUE / "
                          "LOCUS_SHM_HEAP (see `locus plan shm`)",
@@ -170,12 +162,12 @@ static locus_status_t create_segment(locus_shm_ep_t *ep, int *fd_out)
         if (old >= 0)
             close(old);
         if (!stale)
-            return locus_err(LOCUS_ERR_BUSY, "shm segment %s exists and its creator is alive: job "
+            return lc_err(LOCUS_ERR_BUSY, "shm segment %s exists and its creator is alive: job "
                              "id reused? (LOCUS_JOB must be unique per job)", ep->name);
         shm_unlink(ep->name);
     }
     if (fd < 0)
-        return locus_err_errno(LOCUS_ERR_SYSTEM, errno, "shm_open(%s, O_CREAT|O_EXCL, 0600)", ep->name);
+        return lc_err_errno(LOCUS_ERR_SYSTEM, errno, "shm_open(%s, O_CREAT|O_EXCL, 0600)", ep->name);
     /* Reserve the pages now: a full /dev/shm fails here, not as SIGBUS later. */
     int err = posix_fallocate(fd, 0, (off_t)bytes);
     if (err) {
@@ -183,10 +175,10 @@ static locus_status_t create_segment(locus_shm_ep_t *ep, int *fd_out)
         shm_unlink(ep->name);
         char a[32];
         if (err == ENOSPC)
-            return locus_err(LOCUS_ERR_NO_SPACE, "/dev/shm cannot hold the %s shm segment "
+            return lc_err(LOCUS_ERR_NO_SPACE, "/dev/shm cannot hold the %s shm segment "
                              "(%" PRIu64 " B): enlarge /dev/shm or lower LOCUS_SHM_QUEUE/LOCUS_SHM_HEAP",
                              locus_format_size(bytes, a, sizeof a), bytes);
-        return locus_err_errno(LOCUS_ERR_SYSTEM, err, "fallocate(%s, %" PRIu64 ")", ep->name, bytes);
+        return lc_err_errno(LOCUS_ERR_SYSTEM, err, "fallocate(%s, %" PRIu64 ")", ep->name, bytes);
     }
     *fd_out = fd;
     return LOCUS_OK;
@@ -194,7 +186,7 @@ static locus_status_t create_segment(locus_shm_ep_t *ep, int *fd_out)
 
 static locus_status_t open_segment(locus_shm_ep_t *ep, double timeout_s, int *fd_out)
 {
-    uint64_t deadline = shm_now_ns() + (uint64_t)(timeout_s * 1e9);
+    uint64_t deadline = lc_now_ns() + (uint64_t)(timeout_s * 1e9);
     for (long us = 50;; us = us < 2000 ? us * 2 : us) {
         int fd = shm_open(ep->name, O_RDWR | O_CLOEXEC, 0);
         if (fd >= 0) {
@@ -205,53 +197,39 @@ static locus_status_t open_segment(locus_shm_ep_t *ep, double timeout_s, int *fd
             }
             if (fstat(fd, &sb) == 0 && sb.st_size > 0 && (uint64_t)sb.st_size != ep->plan.segment_bytes) {
                 close(fd);
-                return locus_err(LOCUS_ERR_INVALID,
+                return lc_err(LOCUS_ERR_INVALID,
                                  "shm segment %s is %lld B but this process plans %" PRIu64
                                  " B for %d processes: LOCUS_SHM_* settings differ between processes?",
                                  ep->name, (long long)sb.st_size, ep->plan.segment_bytes, ep->size);
             }
             close(fd);
         } else if (errno != ENOENT) {
-            return locus_err_errno(LOCUS_ERR_SYSTEM, errno, "shm_open(%s)", ep->name);
+            return lc_err_errno(LOCUS_ERR_SYSTEM, errno, "shm_open(%s)", ep->name);
         }
-        if (shm_now_ns() > deadline)
-            return locus_err(LOCUS_ERR_TIMEOUT, "rank 0 did not create shm segment %s within %.1f s "
+        if (lc_now_ns() > deadline)
+            return lc_err(LOCUS_ERR_TIMEOUT, "rank 0 did not create shm segment %s within %.1f s "
                              "(LOCUS_SHM_TIMEOUT)", ep->name, timeout_s);
         sleep_us(us);
     }
 }
 
-static int my_l3(int cpu)
-{
-    char path[128];
-    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/cache/index3/id", cpu);
-    FILE *f = fopen(path, "r");
-    int id = -1;
-    if (f) {
-        if (fscanf(f, "%d", &id) != 1)
-            id = -1;
-        fclose(f);
-    }
-    return id;
-}
-
 /* Everyone waits until all attached; the last one in unlinks the name. */
 static locus_status_t wait_attached(locus_shm_ep_t *ep, double timeout_s)
 {
-    uint64_t deadline = shm_now_ns() + (uint64_t)(timeout_s * 1e9);
+    uint64_t deadline = lc_now_ns() + (uint64_t)(timeout_s * 1e9);
     uint32_t n = (uint32_t)ep->size;
     while (__atomic_load_n(&ep->hdr->attached, __ATOMIC_ACQUIRE) < n) {
         for (int r = 0; r < ep->size; r++) {
             pid_t p = __atomic_load_n(&ep->procs[r].pid, __ATOMIC_ACQUIRE);
             if (p && !pid_alive(p)) {
                 shm_unlink(ep->name);
-                return locus_err(LOCUS_ERR_PEER_FAILED, "rank %d (pid %d) died while the job "
+                return lc_err(LOCUS_ERR_PEER_FAILED, "rank %d (pid %d) died while the job "
                                  "attached to %s", r, (int)p, ep->name);
             }
         }
-        if (shm_now_ns() > deadline) {
+        if (lc_now_ns() > deadline) {
             shm_unlink(ep->name);
-            return locus_err(LOCUS_ERR_TIMEOUT, "only %u of %u processes attached to %s within "
+            return lc_err(LOCUS_ERR_TIMEOUT, "only %u of %u processes attached to %s within "
                              "%.1f s (LOCUS_SHM_TIMEOUT)",
                              __atomic_load_n(&ep->hdr->attached, __ATOMIC_ACQUIRE), n, ep->name,
                              timeout_s);
@@ -265,12 +243,12 @@ static locus_status_t verify_header(locus_shm_ep_t *ep)
 {
     const shm_seg_hdr_t *h = ep->hdr;
     if (h->magic != SHM_MAGIC || h->version != SHM_VERSION)
-        return locus_err(LOCUS_ERR_CORRUPT, "%s: not a locus shm segment (magic %#" PRIx64 ")",
+        return lc_err(LOCUS_ERR_CORRUPT, "%s: not a locus shm segment (magic %#" PRIx64 ")",
                          ep->name, h->magic);
     if (h->nprocs != (uint32_t)ep->size || h->segment_bytes != ep->plan.segment_bytes ||
         h->queue_bytes != ep->plan.queue_bytes || h->heap_bytes != ep->plan.heap_bytes ||
         h->max_len != ep->lay.max_len)
-        return locus_err(LOCUS_ERR_INVALID,
+        return lc_err(LOCUS_ERR_INVALID,
                          "%s: rank 0 planned %u processes, queue %" PRIu64 " B, heap %" PRIu64
                          " B; this process %d, %" PRIu64 " B, %" PRIu64
                          " B: LOCUS_SIZE/LOCUS_SHM_* differ between processes",
@@ -282,7 +260,7 @@ static locus_status_t verify_header(locus_shm_ep_t *ep)
 locus_status_t shm_segment_attach(locus_shm_ep_t *ep, const locus_shm_opts_t *opts)
 {
     double timeout_s;
-    locus_status_t st = locus_tun_double(LOCUS_TUN_SHM_TIMEOUT, &timeout_s);
+    locus_status_t st = lc_tun_double(LC_TUN_SHM_TIMEOUT, &timeout_s);
     if (st)
         return st;
     int fd = -1;
@@ -295,7 +273,7 @@ locus_status_t shm_segment_attach(locus_shm_ep_t *ep, const locus_shm_opts_t *op
     if (m == MAP_FAILED) {
         if (ep->rank == 0)
             shm_unlink(ep->name);
-        return locus_err_errno(LOCUS_ERR_NO_MEMORY, merr, "mmap(%s, %" PRIu64 ")", ep->name,
+        return lc_err_errno(LOCUS_ERR_NO_MEMORY, merr, "mmap(%s, %" PRIu64 ")", ep->name,
                                ep->plan.segment_bytes);
     }
     ep->base = m;
@@ -316,15 +294,15 @@ locus_status_t shm_segment_attach(locus_shm_ep_t *ep, const locus_shm_opts_t *op
         h->creator_pid = (uint32_t)getpid();
         uint64_t salt = 0;
         if (getrandom(&salt, sizeof salt, 0) != (ssize_t)sizeof salt)
-            salt = shm_now_ns() * 0x9e3779b97f4a7c15ull ^ (uint64_t)getpid();
+            salt = lc_now_ns() * 0x9e3779b97f4a7c15ull ^ (uint64_t)getpid();
         h->salt = salt | (1ull << 63);
         __atomic_store_n(&h->ready, 1, __ATOMIC_RELEASE);
     } else {
-        uint64_t deadline = shm_now_ns() + (uint64_t)(timeout_s * 1e9);
+        uint64_t deadline = lc_now_ns() + (uint64_t)(timeout_s * 1e9);
         while (!__atomic_load_n(&ep->hdr->ready, __ATOMIC_ACQUIRE)) {
-            if (shm_now_ns() > deadline || (ep->hdr->creator_pid && !pid_alive((pid_t)ep->hdr->creator_pid))) {
+            if (lc_now_ns() > deadline || (ep->hdr->creator_pid && !pid_alive((pid_t)ep->hdr->creator_pid))) {
                 shm_segment_detach(ep);
-                return locus_err(LOCUS_ERR_TIMEOUT, "%s: rank 0 never finished setting it up", ep->name);
+                return lc_err(LOCUS_ERR_TIMEOUT, "%s: rank 0 never finished setting it up", ep->name);
             }
             sleep_us(50);
         }
@@ -345,7 +323,7 @@ locus_status_t shm_segment_attach(locus_shm_ep_t *ep, const locus_shm_opts_t *op
     shm_proc_t *me = &ep->procs[ep->rank];
     int cpu = sched_getcpu();
     me->cpu = cpu;
-    me->l3 = cpu >= 0 ? my_l3(cpu) : -1;
+    me->l3 = cpu >= 0 ? lc_sysfs_l3_id(cpu) : -1;
     __atomic_store_n(&me->state, PROC_ALIVE, __ATOMIC_RELEASE);
     __atomic_store_n(&me->pid, (int32_t)getpid(), __ATOMIC_RELEASE);
     uint32_t now = __atomic_add_fetch(&ep->hdr->attached, 1, __ATOMIC_ACQ_REL);
@@ -399,7 +377,7 @@ locus_status_t shm_check_peers(locus_shm_ep_t *ep)
         ep->fatal = LOCUS_ERR_PEER_FAILED;
         snprintf(ep->fatal_msg, sizeof ep->fatal_msg,
                  "rank %d (pid %d) died without locus_shm_finalize", r, (int)ep->pids[r]);
-        return locus_err(ep->fatal, "%s", ep->fatal_msg);
+        return lc_err(ep->fatal, "%s", ep->fatal_msg);
     }
     return LOCUS_OK;
 }

@@ -9,6 +9,8 @@
 #include <sys/types.h>
 
 #include "shm/queue.h"
+#include "core/clock.h"
+#include "core/notes.h"
 
 #define SHM_MAGIC 0x316d68737375636cULL /* "locusshm1" */
 #define SHM_VERSION 1u
@@ -236,7 +238,7 @@ struct locus_shm_ep {
     uint64_t next_live_ns;
     locus_status_t fatal;   /* PEER_FAILED / CORRUPT once broken */
     char fatal_msg[256];
-    char notes[512];
+    lc_notes_t notes;
     shm_heap_blk_t *blks;
     int nblks, cap_blks;
     unsigned char *my_heap;
@@ -251,11 +253,13 @@ void shm_segment_detach(locus_shm_ep_t *ep);
 locus_status_t shm_check_peers(locus_shm_ep_t *ep);
 /* Has peer r's process exited (its pidfd, else kill(0))? No side effects. */
 bool shm_peer_exited(const locus_shm_ep_t *ep, int r);
-uint64_t shm_now_ns(void);
 /* Fail the sends aimed at a peer that left (ep.c). */
 void shm_fail_peer_ops(locus_shm_ep_t *ep, int peer);
 void shm_note(locus_shm_ep_t *ep, const char *msg);
 /* Publish the heads of my ring and boxes (ep.c; finalize). */
 void shm_publish_heads(locus_shm_ep_t *ep);
+
+/* LOCUS_JOB: 1-48 characters from [A-Za-z0-9_.-]. */
+locus_status_t shm_validate_job(const char *value);
 
 #endif

@@ -20,27 +20,6 @@
 #define L3_DEFAULT (8ull << 20)
 #define XML_EXPECTED "not a usable hwloc topology (expected the output of `lstopo --of xml`)"
 
-bool topo_note(struct locus_topo *t, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (n < 0)
-        return false;
-    char *p = realloc(t->notes, t->notes_len + (size_t)n + 2);
-    if (!p)
-        return false;
-    t->notes = p;
-    va_start(ap, fmt);
-    vsnprintf(p + t->notes_len, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    t->notes_len += (size_t)n;
-    p[t->notes_len++] = '\n';
-    p[t->notes_len] = '\0';
-    return true;
-}
-
 /* ---------------------------------------------------------------- helpers */
 
 static int *bitmap_to_array(hwloc_const_bitmap_t set, int *count)
@@ -121,11 +100,11 @@ static locus_status_t assign_node_cpus(struct locus_topo *t, hwloc_topology_t h,
     int n = t->num_nodes;
     hwloc_bitmap_t *sets = calloc((size_t)n, sizeof *sets);
     if (!sets)
-        return locus_err(LOCUS_ERR_NO_MEMORY, "topo: node cpusets");
+        return lc_err(LOCUS_ERR_NO_MEMORY, "topo: node cpusets");
     locus_status_t st = LOCUS_OK;
     for (int i = 0; i < n && st == LOCUS_OK; i++)
         if (!(sets[i] = hwloc_bitmap_alloc()))
-            st = locus_err(LOCUS_ERR_NO_MEMORY, "topo: node cpusets");
+            st = lc_err(LOCUS_ERR_NO_MEMORY, "topo: node cpusets");
     for (hwloc_obj_t pu = NULL; st == LOCUS_OK && (pu = hwloc_get_next_obj_by_type(h, HWLOC_OBJ_PU, pu));) {
         hwloc_obj_t home = pu_home_node(pu);
         for (int i = 0; home && i < n; i++)
@@ -137,7 +116,7 @@ static locus_status_t assign_node_cpus(struct locus_topo *t, hwloc_topology_t h,
     }
     for (int i = 0; i < n && st == LOCUS_OK; i++)
         if (!(t->nodes[i].cpus = bitmap_to_array(sets[i], &t->nodes[i].num_cpus)))
-            st = locus_err(LOCUS_ERR_NO_MEMORY, "topo: node cpu list");
+            st = lc_err(LOCUS_ERR_NO_MEMORY, "topo: node cpu list");
     for (int i = 0; i < n; i++)
         hwloc_bitmap_free(sets[i]);
     free(sets);
@@ -149,12 +128,12 @@ static locus_status_t load_nodes(struct locus_topo *t, hwloc_topology_t h, hwloc
 {
     int n = hwloc_get_nbobjs_by_type(h, HWLOC_OBJ_NUMANODE);
     if (n <= 0)
-        return locus_err(LOCUS_ERR_UNSUPPORTED, "hwloc found no NUMA node in the topology");
+        return lc_err(LOCUS_ERR_UNSUPPORTED, "hwloc found no NUMA node in the topology");
     hwloc_obj_t *objs = calloc((size_t)n, sizeof *objs);
     t->nodes = calloc((size_t)n, sizeof *t->nodes);
     if (!objs || !t->nodes) {
         free(objs);
-        return locus_err(LOCUS_ERR_NO_MEMORY, "topo: %d nodes", n);
+        return lc_err(LOCUS_ERR_NO_MEMORY, "topo: %d nodes", n);
     }
     for (int i = 0; i < n; i++)
         objs[i] = hwloc_get_obj_by_type(h, HWLOC_OBJ_NUMANODE, (unsigned)i);
@@ -209,7 +188,7 @@ static locus_status_t load_distances(struct locus_topo *t, hwloc_topology_t h, h
     int n = t->num_nodes;
     t->distance = malloc((size_t)n * (size_t)n * sizeof *t->distance);
     if (!t->distance)
-        return locus_err(LOCUS_ERR_NO_MEMORY, "topo: %dx%d distance matrix", n, n);
+        return lc_err(LOCUS_ERR_NO_MEMORY, "topo: %dx%d distance matrix", n, n);
     if (distances_from_hwloc(t, h, objs)) {
         t->distance_source = LOCUS_TOPO_SRC_HWLOC;
         return LOCUS_OK;
@@ -217,7 +196,7 @@ static locus_status_t load_distances(struct locus_topo *t, hwloc_topology_t h, h
     if (t->origin == TOPO_ORIGIN_LOCAL && distances_from_sysfs(t)) {
         t->distance_source = LOCUS_TOPO_SRC_SYSFS;
         if (n > 1)
-            topo_note(t, "hwloc has no OS latency matrix for NUMA nodes; distances read from sysfs");
+            lc_note(&t->notes, "hwloc has no OS latency matrix for NUMA nodes; distances read from sysfs");
         return LOCUS_OK;
     }
     /* Unknown: only the diagonal is certain (10 = local by the SLIT definition). */
@@ -226,7 +205,7 @@ static locus_status_t load_distances(struct locus_topo *t, hwloc_topology_t h, h
             t->distance[a * n + b] = a == b ? 10 : -1;
     t->distance_source = LOCUS_TOPO_SRC_DEFAULT;
     if (n > 1)
-        topo_note(t, "no NUMA distance matrix (hwloc or sysfs); distances between nodes unknown (-1)");
+        lc_note(&t->notes, "no NUMA distance matrix (hwloc or sysfs); distances between nodes unknown (-1)");
     return LOCUS_OK;
 }
 
@@ -235,20 +214,20 @@ static locus_status_t load_distances(struct locus_topo *t, hwloc_topology_t h, h
 static locus_status_t load_cpus(struct locus_topo *t, hwloc_topology_t h, hwloc_const_bitmap_t usable)
 {
     if (!(t->cpus = bitmap_to_array(usable, &t->num_cpus)))
-        return locus_err(LOCUS_ERR_NO_MEMORY, "topo: cpu list");
+        return lc_err(LOCUS_ERR_NO_MEMORY, "topo: cpu list");
     if (t->num_cpus == 0)
-        return locus_err(LOCUS_ERR_UNSUPPORTED, "topo: no CPU is usable by this process");
+        return lc_err(LOCUS_ERR_UNSUPPORTED, "topo: no CPU is usable by this process");
     int online = hwloc_get_nbobjs_by_type(h, HWLOC_OBJ_PU);
     if (t->num_cpus < online) {
         char list[128];
         topo_format_cpulist(t->cpus, t->num_cpus, list, sizeof list);
-        topo_note(t, "cpu affinity/cgroup limits this process to %d of %d online cpus (%s); node and L3 cpu "
+        lc_note(&t->notes, "cpu affinity/cgroup limits this process to %d of %d online cpus (%s); node and L3 cpu "
                   "lists show only those", t->num_cpus, online, list);
     }
     t->cpu_node = malloc((size_t)t->num_cpus * sizeof(int));
     t->cpu_l3 = malloc((size_t)t->num_cpus * sizeof(int));
     if (!t->cpu_node || !t->cpu_l3)
-        return locus_err(LOCUS_ERR_NO_MEMORY, "topo: cpu maps");
+        return lc_err(LOCUS_ERR_NO_MEMORY, "topo: cpu maps");
     for (int i = 0; i < t->num_cpus; i++)
         t->cpu_node[i] = t->cpu_l3[i] = -1;
     for (int n = 0; n < t->num_nodes; n++)
@@ -309,14 +288,14 @@ static void l3_size(struct locus_topo *t, topo_l3_t *d, int idx, uint64_t hw)
         d->size_bytes = s;
         d->size_source = LOCUS_TOPO_SRC_SYSFS;
         topo_format_size(s, b, sizeof b);
-        topo_note(t, "L3 domain %d (cpus %s): hwloc reports %s; used sysfs cpu%d L%d size: %s", idx, cpus, a,
+        lc_note(&t->notes, "L3 domain %d (cpus %s): hwloc reports %s; used sysfs cpu%d L%d size: %s", idx, cpus, a,
                   d->cpus[0], level, b);
         return;
     }
     d->size_bytes = L3_DEFAULT;
     d->size_source = LOCUS_TOPO_SRC_DEFAULT;
     topo_format_size(L3_DEFAULT, b, sizeof b);
-    topo_note(t, "L3 domain %d (cpus %s): hwloc reports %s and sysfs has no usable L%d size; assumed %s", idx,
+    lc_note(&t->notes, "L3 domain %d (cpus %s): hwloc reports %s and sysfs has no usable L%d size; assumed %s", idx,
               cpus, a, level, b);
 }
 
@@ -329,13 +308,13 @@ static locus_status_t load_l3(struct locus_topo *t, hwloc_topology_t h, hwloc_co
     hwloc_bitmap_t set = hwloc_bitmap_alloc();
     if (!t->l3 || !set) {
         hwloc_bitmap_free(set);
-        return locus_err(LOCUS_ERR_NO_MEMORY, "topo: L3 domains");
+        return lc_err(LOCUS_ERR_NO_MEMORY, "topo: L3 domains");
     }
     if (level == 0)
-        topo_note(t, "no cache objects in the topology; one shared-cache domain per %s",
+        lc_note(&t->notes, "no cache objects in the topology; one shared-cache domain per %s",
                   hwloc_obj_type_string(type));
     else if (level != 3)
-        topo_note(t, "no L3 cache in the topology; L%d caches used as the shared-cache domains", level);
+        lc_note(&t->notes, "no L3 cache in the topology; L%d caches used as the shared-cache domains", level);
     locus_status_t st = LOCUS_OK;
     for (int i = 0; i < n && st == LOCUS_OK; i++) {
         hwloc_obj_t o = hwloc_get_obj_by_type(h, type, (unsigned)i);
@@ -347,7 +326,7 @@ static locus_status_t load_l3(struct locus_topo *t, hwloc_topology_t h, hwloc_co
         topo_l3_t *d = &t->l3[t->num_l3];
         d->level = level;
         if (!(d->cpus = bitmap_to_array(set, &d->num_cpus))) {
-            st = locus_err(LOCUS_ERR_NO_MEMORY, "topo: L3 cpu list");
+            st = lc_err(LOCUS_ERR_NO_MEMORY, "topo: L3 cpu list");
             break;
         }
         l3_size(t, d, t->num_l3, level ? o->attr->cache.size : 0);
@@ -379,7 +358,7 @@ void locus_topo_destroy(locus_topo_t *t)
     free(t->cpu_l3);
     free(t->l3);
     free(t->hugepools);
-    free(t->notes);
+    lc_notes_free(&t->notes);
     free(t->origin_arg);
     free(t);
 }
@@ -389,7 +368,7 @@ static locus_status_t build(struct locus_topo *t, hwloc_topology_t h)
     hwloc_obj_t *objs = NULL;
     hwloc_bitmap_t usable = usable_cpuset(h, t->origin == TOPO_ORIGIN_LOCAL);
     if (!usable)
-        return locus_err(LOCUS_ERR_NO_MEMORY, "topo: cpuset");
+        return lc_err(LOCUS_ERR_NO_MEMORY, "topo: cpuset");
     locus_status_t st = load_nodes(t, h, usable, &objs);
     if (st == LOCUS_OK)
         st = load_distances(t, h, objs);
@@ -415,12 +394,12 @@ static locus_status_t hwloc_setup(hwloc_topology_t h, topo_origin_t origin, cons
     }
     if (origin == TOPO_ORIGIN_XML) {
         if (hwloc_topology_set_xml(h, arg) != 0)
-            return errno == EINVAL ? locus_err(LOCUS_ERR_INVALID, "hwloc XML file '%s': " XML_EXPECTED, arg)
-                                   : locus_err_errno(LOCUS_ERR_INVALID, errno, "hwloc XML file '%s'", arg);
+            return errno == EINVAL ? lc_err(LOCUS_ERR_INVALID, "hwloc XML file '%s': " XML_EXPECTED, arg)
+                                   : lc_err_errno(LOCUS_ERR_INVALID, errno, "hwloc XML file '%s'", arg);
         return LOCUS_OK;
     }
     if (hwloc_topology_set_synthetic(h, arg) != 0)
-        return locus_err(LOCUS_ERR_INVALID,
+        return lc_err(LOCUS_ERR_INVALID,
                          "synthetic topology '%s': expected an hwloc synthetic description such as "
                          "\"pack:2 [numa] l3:2 core:2 pu:1\"",
                          arg);
@@ -431,23 +410,23 @@ static locus_status_t check_xml_path(const char *path)
 {
     struct stat sb;
     if (stat(path, &sb) != 0)
-        return locus_err_errno(errno == ENOENT ? LOCUS_ERR_NOT_FOUND : LOCUS_ERR_SYSTEM, errno,
+        return lc_err_errno(errno == ENOENT ? LOCUS_ERR_NOT_FOUND : LOCUS_ERR_SYSTEM, errno,
                                "hwloc XML file '%s'", path);
     if (!S_ISREG(sb.st_mode))
-        return locus_err(LOCUS_ERR_INVALID, "hwloc XML file '%s': not a regular file", path);
+        return lc_err(LOCUS_ERR_INVALID, "hwloc XML file '%s': not a regular file", path);
     return LOCUS_OK;
 }
 
 static locus_status_t load_any(topo_origin_t origin, const char *arg, locus_topo_t **out)
 {
     if (!out)
-        return locus_err(LOCUS_ERR_INVALID, "topo: out pointer is NULL: expected a locus_topo_t **");
+        return lc_err(LOCUS_ERR_INVALID, "topo: out pointer is NULL: expected a locus_topo_t **");
     *out = NULL;
     if (origin == TOPO_ORIGIN_XML && (!arg || !*arg))
-        return locus_err(LOCUS_ERR_INVALID, "hwloc XML path is %s: expected the path of an hwloc XML file",
+        return lc_err(LOCUS_ERR_INVALID, "hwloc XML path is %s: expected the path of an hwloc XML file",
                          arg ? "empty" : "NULL");
     if (origin == TOPO_ORIGIN_SYNTHETIC && (!arg || !*arg))
-        return locus_err(LOCUS_ERR_INVALID, "synthetic topology description is %s: expected e.g. %s",
+        return lc_err(LOCUS_ERR_INVALID, "synthetic topology description is %s: expected e.g. %s",
                          arg ? "empty" : "NULL", "\"pack:2 [numa] l3:2 core:2 pu:1\"");
     if (origin == TOPO_ORIGIN_XML) {
         locus_status_t st = check_xml_path(arg);
@@ -456,23 +435,22 @@ static locus_status_t load_any(topo_origin_t origin, const char *arg, locus_topo
     }
     struct locus_topo *t = calloc(1, sizeof *t);
     if (!t)
-        return locus_err(LOCUS_ERR_NO_MEMORY, "topo: allocating the topology");
+        return lc_err(LOCUS_ERR_NO_MEMORY, "topo: allocating the topology");
     t->origin = origin;
-    t->notes = calloc(1, 1);
-    if (!t->notes || (arg && !(t->origin_arg = strdup(arg)))) {
+    if (arg && !(t->origin_arg = strdup(arg))) {
         locus_topo_destroy(t);
-        return locus_err(LOCUS_ERR_NO_MEMORY, "topo: allocating the topology");
+        return lc_err(LOCUS_ERR_NO_MEMORY, "topo: allocating the topology");
     }
     hwloc_topology_t h;
     if (hwloc_topology_init(&h) != 0) {
         locus_topo_destroy(t);
-        return locus_err_errno(LOCUS_ERR_SYSTEM, errno, "hwloc_topology_init");
+        return lc_err_errno(LOCUS_ERR_SYSTEM, errno, "hwloc_topology_init");
     }
     locus_status_t st = hwloc_setup(h, origin, arg);
     if (st == LOCUS_OK && hwloc_topology_load(h) != 0)
         st = origin == TOPO_ORIGIN_XML
-                 ? locus_err(LOCUS_ERR_INVALID, "hwloc XML file '%s': " XML_EXPECTED, arg)
-                 : locus_err_errno(LOCUS_ERR_SYSTEM, errno, "hwloc_topology_load");
+                 ? lc_err(LOCUS_ERR_INVALID, "hwloc XML file '%s': " XML_EXPECTED, arg)
+                 : lc_err_errno(LOCUS_ERR_SYSTEM, errno, "hwloc_topology_load");
     if (st == LOCUS_OK)
         st = build(t, h);
     hwloc_topology_destroy(h);
@@ -503,9 +481,9 @@ int locus_topo_num_nodes(const locus_topo_t *t) { return t ? t->num_nodes : 0; }
 locus_status_t locus_topo_node(const locus_topo_t *t, int i, locus_topo_node_t *out)
 {
     if (!t || !out)
-        return locus_err(LOCUS_ERR_INVALID, "locus_topo_node: %s is NULL", t ? "out" : "topo");
+        return lc_err(LOCUS_ERR_INVALID, "locus_topo_node: %s is NULL", t ? "out" : "topo");
     if (i < 0 || i >= t->num_nodes)
-        return locus_err(LOCUS_ERR_RANGE, "node index %d: expected 0..%d", i, t->num_nodes - 1);
+        return lc_err(LOCUS_ERR_RANGE, "node index %d: expected 0..%d", i, t->num_nodes - 1);
     const topo_node_t *n = &t->nodes[i];
     *out = (locus_topo_node_t){n->os_index, n->memory_bytes, n->num_cpus, n->cpus};
     return LOCUS_OK;
@@ -555,9 +533,9 @@ int locus_topo_num_l3(const locus_topo_t *t) { return t ? t->num_l3 : 0; }
 locus_status_t locus_topo_l3(const locus_topo_t *t, int i, locus_topo_l3_t *out)
 {
     if (!t || !out)
-        return locus_err(LOCUS_ERR_INVALID, "locus_topo_l3: %s is NULL", t ? "out" : "topo");
+        return lc_err(LOCUS_ERR_INVALID, "locus_topo_l3: %s is NULL", t ? "out" : "topo");
     if (i < 0 || i >= t->num_l3)
-        return locus_err(LOCUS_ERR_RANGE, "L3 index %d: expected 0..%d", i, t->num_l3 - 1);
+        return lc_err(LOCUS_ERR_RANGE, "L3 index %d: expected 0..%d", i, t->num_l3 - 1);
     const topo_l3_t *d = &t->l3[i];
     *out = (locus_topo_l3_t){d->size_bytes, d->size_source, d->num_cpus, d->cpus};
     return LOCUS_OK;
@@ -577,14 +555,14 @@ int locus_topo_num_hugepools(const locus_topo_t *t) { return t ? t->num_hugepool
 locus_status_t locus_topo_hugepool(const locus_topo_t *t, int i, locus_topo_hugepool_t *out)
 {
     if (!t || !out)
-        return locus_err(LOCUS_ERR_INVALID, "locus_topo_hugepool: %s is NULL", t ? "out" : "topo");
+        return lc_err(LOCUS_ERR_INVALID, "locus_topo_hugepool: %s is NULL", t ? "out" : "topo");
     if (i < 0 || i >= t->num_hugepools)
-        return locus_err(LOCUS_ERR_RANGE, "hugepage pool index %d: expected 0..%d", i, t->num_hugepools - 1);
+        return lc_err(LOCUS_ERR_RANGE, "hugepage pool index %d: expected 0..%d", i, t->num_hugepools - 1);
     *out = t->hugepools[i];
     return LOCUS_OK;
 }
 
-const char *locus_topo_notes(const locus_topo_t *t) { return t && t->notes ? t->notes : ""; }
+const char *locus_topo_notes(const locus_topo_t *t) { return t ? lc_notes_text(&t->notes) : ""; }
 
 const char *locus_thp_mode_name(locus_thp_mode_t mode)
 {

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <locus/topo.h>
+#include "core/notes.h"
 
 typedef enum topo_origin {
     TOPO_ORIGIN_LOCAL = 0,
@@ -52,12 +53,9 @@ struct locus_topo {
     int num_hugepools;
     locus_topo_hugepool_t *hugepools;
 
-    char *notes;        /* '\n'-terminated lines; never NULL after load */
-    size_t notes_len;
+    lc_notes_t notes;
 };
 
-/* Append one line to topo->notes (printf-style); false on allocation failure. */
-bool topo_note(struct locus_topo *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* sysfs readers (topo_sysfs.c); `root` is normally "/sys" (tests may pass another). */
 void topo_read_pages(struct locus_topo *t, const char *root);
@@ -66,10 +64,6 @@ uint64_t topo_sysfs_cache_size(const char *root, int os_cpu, int level);
 /* Row `os_node` of the SLIT from sysfs into `row` (n entries, by the os indices
  * in `os_of`); false if unreadable. */
 bool topo_sysfs_distance_row(const char *root, int os_node, const int *os_of, int n, int *row);
-/* Parse "32768K" / "2048kB" / "1M" style sizes; 0 on failure. */
-uint64_t topo_parse_kernel_size(const char *text);
-/* Parse a kernel cpu list "0-3,8,10-11" into ascending ints; returns count or -1. */
-int topo_parse_cpulist(const char *text, int *out, int max);
 
 /* Format helpers (topo_print.c). */
 void topo_format_cpulist(const int *cpus, int n, char *buf, size_t len);

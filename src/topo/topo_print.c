@@ -136,21 +136,21 @@ static void print_pages(const locus_topo_t *t, FILE *f)
 locus_status_t locus_topo_print(const locus_topo_t *t, FILE *f)
 {
     if (!t || !f)
-        return locus_err(LOCUS_ERR_INVALID, "locus_topo_print: %s is NULL", t ? "stream" : "topo");
+        return lc_err(LOCUS_ERR_INVALID, "locus_topo_print: %s is NULL", t ? "stream" : "topo");
     if (t->origin != TOPO_ORIGIN_LOCAL)
         fprintf(f, "Topology from %s '%s' (not this machine)\n\n", origin_name(t->origin), t->origin_arg);
     print_nodes(t, f);
     print_distances(t, f);
     print_l3(t, f);
     print_pages(t, f);
-    fprintf(f, "\nNotes:%s", t->notes_len ? "\n" : " none\n");
-    for (const char *p = t->notes; p && *p;) {
+    fprintf(f, "\nNotes:%s", t->notes.len ? "\n" : " none\n");
+    for (const char *p = lc_notes_text(&t->notes); *p;) {
         const char *nl = strchr(p, '\n');
         int len = nl ? (int)(nl - p) : (int)strlen(p);
         fprintf(f, "  - %.*s\n", len, p);
         p += len + (nl ? 1 : 0);
     }
-    return ferror(f) ? locus_err(LOCUS_ERR_SYSTEM, "locus_topo_print: write error") : LOCUS_OK;
+    return ferror(f) ? lc_err(LOCUS_ERR_SYSTEM, "locus_topo_print: write error") : LOCUS_OK;
 }
 
 /* ------------------------------------------------------------------- JSON */
@@ -225,7 +225,7 @@ static void json_pages(const locus_topo_t *t, FILE *f)
 locus_status_t locus_topo_print_json(const locus_topo_t *t, FILE *f)
 {
     if (!t || !f)
-        return locus_err(LOCUS_ERR_INVALID, "locus_topo_print_json: %s is NULL", t ? "stream" : "topo");
+        return lc_err(LOCUS_ERR_INVALID, "locus_topo_print_json: %s is NULL", t ? "stream" : "topo");
     fprintf(f, "{\n  \"origin\": \"%s\",\n  \"origin_arg\": ", origin_name(t->origin));
     if (t->origin_arg)
         json_str(f, t->origin_arg, strlen(t->origin_arg));
@@ -237,7 +237,7 @@ locus_status_t locus_topo_print_json(const locus_topo_t *t, FILE *f)
     json_pages(t, f);
     fprintf(f, "  \"notes\": [");
     int k = 0;
-    for (const char *p = t->notes; p && *p; k++) {
+    for (const char *p = lc_notes_text(&t->notes); *p; k++) {
         const char *nl = strchr(p, '\n');
         size_t len = nl ? (size_t)(nl - p) : strlen(p);
         fprintf(f, "%s\n    ", k ? "," : "");
@@ -245,5 +245,5 @@ locus_status_t locus_topo_print_json(const locus_topo_t *t, FILE *f)
         p += len + (nl ? 1 : 0);
     }
     fprintf(f, "%s]\n}\n", k ? "\n  " : "");
-    return ferror(f) ? locus_err(LOCUS_ERR_SYSTEM, "locus_topo_print_json: write error") : LOCUS_OK;
+    return ferror(f) ? lc_err(LOCUS_ERR_SYSTEM, "locus_topo_print_json: write error") : LOCUS_OK;
 }

@@ -2,6 +2,8 @@
  * the fallbacks for cache sizes and node distances hwloc got wrong or lacks. */
 #include "topo/topo_internal.h"
 
+#include "core/sysfs.h"
+
 #include <ctype.h>
 #include <dirent.h>
 #include <stdio.h>
@@ -9,100 +11,17 @@
 #include <string.h>
 #include <unistd.h>
 
-/* First line of a small sysfs file into buf (newline stripped); false if unreadable. */
-static bool read_line(const char *path, char *buf, size_t len)
-{
-    FILE *f = fopen(path, "re");
-    if (!f)
-        return false;
-    bool ok = fgets(buf, (int)len, f) != NULL;
-    fclose(f);
-    if (ok)
-        buf[strcspn(buf, "\n")] = '\0';
-    return ok;
-}
-
-static bool read_u64(const char *path, uint64_t *out)
-{
-    char buf[64], *end;
-    if (!read_line(path, buf, sizeof buf))
-        return false;
-    unsigned long long v = strtoull(buf, &end, 10);
-    if (end == buf)
-        return false;
-    *out = v;
-    return true;
-}
-
-uint64_t topo_parse_kernel_size(const char *text)
-{
-    char *end;
-    if (!text || !isdigit((unsigned char)*text))
-        return 0;
-    unsigned long long v = strtoull(text, &end, 10);
-    switch (toupper((unsigned char)*end)) {
-    case '\0': return v;
-    case 'K': return v << 10;
-    case 'M': return v << 20;
-    case 'G': return v << 30;
-    default:  return 0;
-    }
-}
-
-int topo_parse_cpulist(const char *text, int *out, int max)
-{
-    int n = 0;
-    const char *p = text;
-    while (p && *p && *p != '\n') {
-        char *end;
-        long a = strtol(p, &end, 10), b = a;
-        if (end == p || a < 0)
-            return -1;
-        p = end;
-        if (*p == '-') {
-            b = strtol(p + 1, &end, 10);
-            if (end == p + 1 || b < a)
-                return -1;
-            p = end;
-        }
-        for (long c = a; c <= b; c++) {
-            if (n >= max)
-                return -1;
-            out[n++] = (int)c;
-        }
-        if (*p == ',')
-            p++;
-        else if (*p && *p != '\n')
-            return -1;
-    }
-    return n;
-}
-
 uint64_t topo_sysfs_cache_size(const char *root, int os_cpu, int level)
 {
-    char path[256], buf[64];
-    for (int idx = 0; idx < 16; idx++) {
-        uint64_t lv;
-        snprintf(path, sizeof path, "%s/devices/system/cpu/cpu%d/cache/index%d/level", root, os_cpu, idx);
-        if (!read_u64(path, &lv))
-            break; /* index directories are numbered contiguously */
-        if ((int)lv != level)
-            continue;
-        snprintf(path, sizeof path, "%s/devices/system/cpu/cpu%d/cache/index%d/type", root, os_cpu, idx);
-        if (read_line(path, buf, sizeof buf) && !strcmp(buf, "Instruction"))
-            continue;
-        snprintf(path, sizeof path, "%s/devices/system/cpu/cpu%d/cache/index%d/size", root, os_cpu, idx);
-        if (read_line(path, buf, sizeof buf))
-            return topo_parse_kernel_size(buf);
-    }
-    return 0;
+    lc_cache_t c;
+    return lc_sysfs_cache(root, os_cpu, level, &c) ? c.size_bytes : 0;
 }
 
 bool topo_sysfs_distance_row(const char *root, int os_node, const int *os_of, int n, int *row)
 {
     char path[256], buf[4096];
     snprintf(path, sizeof path, "%s/devices/system/node/node%d/distance", root, os_node);
-    if (!read_line(path, buf, sizeof buf))
+    if (!lc_read_line(path, buf, sizeof buf))
         return false;
     /* The row lists every online node in os-index order; our nodes are a subset. */
     int vals[1024], nv = 0;
@@ -116,8 +35,8 @@ bool topo_sysfs_distance_row(const char *root, int os_node, const int *os_of, in
     int os_list[1024];
     int nos = -1;
     snprintf(path, sizeof path, "%s/devices/system/node/online", root);
-    if (read_line(path, online, sizeof online))
-        nos = topo_parse_cpulist(online, os_list, 1024);
+    if (lc_read_line(path, online, sizeof online))
+        nos = lc_parse_cpulist(online, os_list, 1024);
     for (int i = 0; i < n; i++) {
         int col = os_of[i]; /* sysfs column = position in the "online" list */
         if (nos > 0) {
@@ -168,9 +87,9 @@ static void read_hugepools(struct locus_topo *t, const char *root)
             continue;
         locus_topo_hugepool_t pool = {.page_size = (uint64_t)kb << 10};
         snprintf(path, sizeof path, "%s/kernel/mm/hugepages/%s/nr_hugepages", root, e->d_name);
-        read_u64(path, &pool.total_pages);
+        lc_read_u64(path, &pool.total_pages);
         snprintf(path, sizeof path, "%s/kernel/mm/hugepages/%s/free_hugepages", root, e->d_name);
-        read_u64(path, &pool.free_pages);
+        lc_read_u64(path, &pool.free_pages);
         void *p = realloc(t->hugepools, (size_t)(t->num_hugepools + 1) * sizeof pool);
         if (!p)
             break;
@@ -187,13 +106,13 @@ void topo_read_pages(struct locus_topo *t, const char *root)
     t->base_page = ps > 0 ? (uint64_t)ps : 4096;
     char path[256], buf[256];
     snprintf(path, sizeof path, "%s/kernel/mm/transparent_hugepage/enabled", root);
-    t->thp_mode = read_line(path, buf, sizeof buf) ? parse_thp(buf) : LOCUS_THP_UNAVAILABLE;
+    t->thp_mode = lc_read_line(path, buf, sizeof buf) ? parse_thp(buf) : LOCUS_THP_UNAVAILABLE;
     t->thp_size = 0;
     if (t->thp_mode != LOCUS_THP_UNAVAILABLE) {
         snprintf(path, sizeof path, "%s/kernel/mm/transparent_hugepage/hpage_pmd_size", root);
-        if (!read_u64(path, &t->thp_size)) {
+        if (!lc_read_u64(path, &t->thp_size)) {
             t->thp_size = 2u << 20;
-            topo_note(t, "THP is %s but hpage_pmd_size is unreadable; assumed 2 MiB",
+            lc_note(&t->notes, "THP is %s but hpage_pmd_size is unreadable; assumed 2 MiB",
                       locus_thp_mode_name(t->thp_mode));
         }
     }

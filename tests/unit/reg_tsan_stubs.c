@@ -11,10 +11,3 @@ void reg_hooks_invalidate_all_caches(uint64_t s, uint64_t e) { (void)s; (void)e;
 void *locus_heap_base(const locus_heap_t *heap) { (void)heap; return NULL; }
 uint64_t locus_heap_size(const locus_heap_t *heap) { (void)heap; return 0; }
 
-/* core/config.c's validators of other modules' tunables (not used here) */
-#include "core/validators.h"
-locus_status_t locus_heap_validate_policy(const char *v) { (void)v; return LOCUS_OK; }
-locus_status_t locus_copy_validate_threshold(const char *v) { (void)v; return LOCUS_OK; }
-locus_status_t locus_copy_validate_calibration(const char *v) { (void)v; return LOCUS_OK; }
-locus_status_t locus_shm_validate_job(const char *v) { (void)v; return LOCUS_OK; }
-locus_status_t locus_prof_validate_samplers(const char *v) { (void)v; return LOCUS_OK; }

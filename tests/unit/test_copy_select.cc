@@ -19,7 +19,7 @@
 #include <locus/topo.h>
 
 extern "C" {
-#include "copy/sysfs.h"
+#include "copy/kernels.h"
 }
 
 namespace {

@@ -8,6 +8,7 @@
 extern "C" {
 #include "core/config.h"
 #include "core/error.h"
+#include <locus/heap.h>
 }
 
 TEST(Status, EveryCodeHasText)
@@ -19,11 +20,11 @@ TEST(Status, EveryCodeHasText)
 
 TEST(Status, DetailIsPerThreadAndClearable)
 {
-    EXPECT_EQ(locus_err(LOCUS_ERR_RANGE, "x=%d", 7), LOCUS_ERR_RANGE);
+    EXPECT_EQ(lc_err(LOCUS_ERR_RANGE, "x=%d", 7), LOCUS_ERR_RANGE);
     EXPECT_STREQ(locus_last_error(), "x=7");
     locus_clear_error();
     EXPECT_STREQ(locus_last_error(), "");
-    EXPECT_EQ(locus_err_errno(LOCUS_ERR_SYSTEM, EPERM, "open"), LOCUS_ERR_PERMISSION);
+    EXPECT_EQ(lc_err_errno(LOCUS_ERR_SYSTEM, EPERM, "open"), LOCUS_ERR_PERMISSION);
     EXPECT_NE(std::string(locus_last_error()).find("open: "), std::string::npos);
 }
 
@@ -53,14 +54,14 @@ TEST(ParseSizePct, PercentOrBytes)
 {
     uint64_t b;
     double p;
-    ASSERT_EQ(locus_parse_sizepct("50%", &b, &p), LOCUS_OK);
+    ASSERT_EQ(lc_parse_sizepct("50%", &b, &p), LOCUS_OK);
     EXPECT_EQ(p, 50.0);
-    ASSERT_EQ(locus_parse_sizepct("1G", &b, &p), LOCUS_OK);
+    ASSERT_EQ(lc_parse_sizepct("1G", &b, &p), LOCUS_OK);
     EXPECT_EQ(b, 1ull << 30);
     EXPECT_EQ(p, 0.0);
-    EXPECT_NE(locus_parse_sizepct("0%", &b, &p), LOCUS_OK);
-    EXPECT_NE(locus_parse_sizepct("101%", &b, &p), LOCUS_OK);
-    EXPECT_NE(locus_parse_sizepct("x%", &b, &p), LOCUS_OK);
+    EXPECT_NE(lc_parse_sizepct("0%", &b, &p), LOCUS_OK);
+    EXPECT_NE(lc_parse_sizepct("101%", &b, &p), LOCUS_OK);
+    EXPECT_NE(lc_parse_sizepct("x%", &b, &p), LOCUS_OK);
 }
 
 TEST(ParseOther, IntBoolChoice)
@@ -68,16 +69,16 @@ TEST(ParseOther, IntBoolChoice)
     int64_t i;
     bool b;
     int c;
-    EXPECT_EQ(locus_parse_int("12", 0, 100, &i), LOCUS_OK);
+    EXPECT_EQ(lc_parse_int("12", 0, 100, &i), LOCUS_OK);
     EXPECT_EQ(i, 12);
-    EXPECT_EQ(locus_parse_int("101", 0, 100, &i), LOCUS_ERR_RANGE);
-    EXPECT_EQ(locus_parse_int("1x", 0, 100, &i), LOCUS_ERR_INVALID);
-    EXPECT_EQ(locus_parse_bool("On", &b), LOCUS_OK);
+    EXPECT_EQ(lc_parse_int("101", 0, 100, &i), LOCUS_ERR_RANGE);
+    EXPECT_EQ(lc_parse_int("1x", 0, 100, &i), LOCUS_ERR_INVALID);
+    EXPECT_EQ(lc_parse_bool("On", &b), LOCUS_OK);
     EXPECT_TRUE(b);
-    EXPECT_EQ(locus_parse_bool("maybe", &b), LOCUS_ERR_INVALID);
-    EXPECT_EQ(locus_parse_choice("thp", "4k|thp|auto", &c), LOCUS_OK);
+    EXPECT_EQ(lc_parse_bool("maybe", &b), LOCUS_ERR_INVALID);
+    EXPECT_EQ(lc_parse_choice("thp", "4k|thp|auto", &c), LOCUS_OK);
     EXPECT_EQ(c, 1);
-    EXPECT_EQ(locus_parse_choice("th", "4k|thp|auto", &c), LOCUS_ERR_INVALID);
+    EXPECT_EQ(lc_parse_choice("th", "4k|thp|auto", &c), LOCUS_ERR_INVALID);
     EXPECT_NE(std::string(locus_last_error()).find("4k|thp|auto"), std::string::npos);
 }
 
@@ -85,15 +86,15 @@ TEST(Tunables, EnvValueValidatedAndNamed)
 {
     setenv("LOCUS_LOG_LEVEL", "loud", 1);
     int idx = -1;
-    EXPECT_EQ(locus_tun_enum(LOCUS_TUN_LOG_LEVEL, &idx), LOCUS_ERR_INVALID);
+    EXPECT_EQ(lc_tun_enum(LC_TUN_LOG_LEVEL, &idx), LOCUS_ERR_INVALID);
     EXPECT_NE(std::string(locus_last_error()).find("LOCUS_LOG_LEVEL='loud'"), std::string::npos)
         << locus_last_error();
     EXPECT_EQ(locus_config_check(), LOCUS_ERR_INVALID);
     setenv("LOCUS_LOG_LEVEL", "debug", 1);
-    EXPECT_EQ(locus_tun_enum(LOCUS_TUN_LOG_LEVEL, &idx), LOCUS_OK);
+    EXPECT_EQ(lc_tun_enum(LC_TUN_LOG_LEVEL, &idx), LOCUS_OK);
     EXPECT_EQ(idx, 3);
     unsetenv("LOCUS_LOG_LEVEL");
-    EXPECT_EQ(locus_tun_enum(LOCUS_TUN_LOG_LEVEL, &idx), LOCUS_OK);
+    EXPECT_EQ(lc_tun_enum(LC_TUN_LOG_LEVEL, &idx), LOCUS_OK);
     EXPECT_EQ(idx, 1);  // default "warn"
 }
 
@@ -117,4 +118,94 @@ TEST(Tunables, DescribeListsEveryTunable)
     }
     locus_tunable_info_t t;
     EXPECT_EQ(locus_config_describe(locus_config_count(), &t), LOCUS_ERR_INVALID);
+}
+
+TEST(Tunables, EveryDefaultParses)
+{
+    // Attribute structs are filled from the table's defaults: each must be valid.
+    for (int i = 0; i < LC_TUN_COUNT; i++) {
+        locus_tunable_info_t t;
+        ASSERT_EQ(locus_config_describe((size_t)i, &t), LOCUS_OK);
+        unsetenv(t.name);
+    }
+    EXPECT_EQ(locus_config_check(), LOCUS_OK) << locus_last_error();
+    for (int i = 0; i < LC_TUN_COUNT; i++) {
+        locus_tunable_info_t t;
+        locus_config_describe((size_t)i, &t);
+        setenv(t.name, t.def, 1);
+        EXPECT_EQ(locus_config_check(), LOCUS_OK) << t.name << "=" << t.def << ": " << locus_last_error();
+        unsetenv(t.name);
+    }
+}
+
+namespace {
+struct Attr {
+    uint64_t chunk;
+    uint32_t samples;
+    int pages;
+    bool odp;
+    uint64_t size;
+    double pct;
+    const char *device;
+};
+const lc_tun_bind_t kBinds[] = {
+    LC_BIND(HEAP_CHUNK, Attr, chunk),     LC_BIND(HEAP_SAMPLES, Attr, samples),
+    LC_BIND(HEAP_PAGES, Attr, pages),     LC_BIND(REG_ODP, Attr, odp),
+    LC_BIND_PCT(HEAP_SIZE, Attr, size, pct), LC_BIND(REG_DEVICE, Attr, device),
+};
+}  // namespace
+
+TEST(Tunables, BindingsFillDefaultsThenOnlySetVariables)
+{
+    Attr a{};
+    ASSERT_EQ(lc_tun_load(kBinds, 6, &a, sizeof a, LC_TUN_DEFAULTS), LOCUS_OK);
+    EXPECT_EQ(a.chunk, 8u << 20);
+    EXPECT_EQ(a.samples, 16384u);
+    EXPECT_EQ(a.pages, 4);  // "auto", the fifth choice
+    EXPECT_TRUE(a.odp);
+    EXPECT_EQ(a.size, 1u << 30);
+    EXPECT_EQ(a.pct, 0.0);
+    EXPECT_EQ(a.device, nullptr);  // "" is stored as NULL
+
+    a.chunk = 12345;
+    setenv("LOCUS_HEAP_SIZE", "25%", 1);
+    setenv("LOCUS_REG_DEVICE", "rxe0", 1);
+    ASSERT_EQ(lc_tun_load(kBinds, 6, &a, sizeof a, LC_TUN_ENV), LOCUS_OK);
+    EXPECT_EQ(a.chunk, 12345u) << "an unset variable leaves the field alone";
+    EXPECT_EQ(a.pct, 25.0);
+    EXPECT_STREQ(a.device, "rxe0");
+
+    // all or nothing: one bad value, nothing written, the variable named
+    Attr before = a;
+    setenv("LOCUS_HEAP_SAMPLES", "7", 1);
+    setenv("LOCUS_HEAP_PAGES", "giant", 1);
+    EXPECT_EQ(lc_tun_load(kBinds, 6, &a, sizeof a, LC_TUN_ENV), LOCUS_ERR_INVALID);
+    EXPECT_NE(std::string(locus_last_error()).find("LOCUS_HEAP_PAGES"), std::string::npos);
+    EXPECT_EQ(a.samples, before.samples);
+    for (const char *v : {"LOCUS_HEAP_SIZE", "LOCUS_REG_DEVICE", "LOCUS_HEAP_SAMPLES", "LOCUS_HEAP_PAGES"})
+        unsetenv(v);
+}
+
+static locus_status_t only_abc(const char *v)
+{
+    return strcmp(v, "abc") ? lc_err(LOCUS_ERR_INVALID, "'%s': expected abc", v) : LOCUS_OK;
+}
+
+TEST(Tunables, ModulesRegisterValidators)
+{
+    // heap registers its policy check when it is loaded (a static link loads
+    // it with the first heap call): core names no module
+    locus_heap_attr_t ha;
+    locus_heap_attr_init(&ha);
+    setenv("LOCUS_HEAP_POLICY", "bind:", 1);
+    EXPECT_EQ(locus_config_check(), LOCUS_ERR_INVALID);
+    EXPECT_NE(std::string(locus_last_error()).find("LOCUS_HEAP_POLICY"), std::string::npos);
+    unsetenv("LOCUS_HEAP_POLICY");
+
+    setenv("LOCUS_REG_DEVICE", "xyz", 1);
+    EXPECT_EQ(locus_config_check(), LOCUS_OK);
+    lc_tun_set_validator(LC_TUN_REG_DEVICE, only_abc);
+    EXPECT_EQ(locus_config_check(), LOCUS_ERR_INVALID);
+    lc_tun_set_validator(LC_TUN_REG_DEVICE, nullptr);
+    unsetenv("LOCUS_REG_DEVICE");
 }

@@ -19,6 +19,7 @@
 extern "C" {
 #include <locus/topo.h>
 #include "topo/topo_internal.h"
+#include "core/sysfs.h"
 }
 
 namespace {
@@ -43,7 +44,7 @@ std::string slurp(const std::string &path)
 std::vector<int> parse_list(const std::string &s)
 {
     std::vector<int> v(4096);
-    int n = topo_parse_cpulist(s.c_str(), v.data(), (int)v.size());
+    int n = lc_parse_cpulist(s.c_str(), v.data(), (int)v.size());
     v.resize(n > 0 ? n : 0);
     return v;
 }
@@ -467,7 +468,7 @@ struct FakeTopo {
     locus_topo t{};
     ~FakeTopo()
     {
-        free(t.notes);
+        lc_notes_free(&t.notes);
         free(t.hugepools);
     }
 };
@@ -525,16 +526,16 @@ TEST(TopoSysfs, DistanceRowFollowsOnlineList)
 
 TEST(TopoSysfs, Parsers)
 {
-    EXPECT_EQ(topo_parse_kernel_size("32768K"), 32u << 20);
-    EXPECT_EQ(topo_parse_kernel_size("2M"), 2u << 20);
-    EXPECT_EQ(topo_parse_kernel_size("4096"), 4096u);
-    EXPECT_EQ(topo_parse_kernel_size("x"), 0u);
-    EXPECT_EQ(topo_parse_kernel_size("12Q"), 0u);
+    EXPECT_EQ(lc_parse_kernel_size("32768K"), 32u << 20);
+    EXPECT_EQ(lc_parse_kernel_size("2M"), 2u << 20);
+    EXPECT_EQ(lc_parse_kernel_size("4096"), 4096u);
+    EXPECT_EQ(lc_parse_kernel_size("x"), 0u);
+    EXPECT_EQ(lc_parse_kernel_size("12Q"), 0u);
     EXPECT_EQ(parse_list("0-2,5,7-8\n"), (std::vector<int>{0, 1, 2, 5, 7, 8}));
     int buf[4];
-    EXPECT_EQ(topo_parse_cpulist("0-9", buf, 4), -1) << "overflow";
-    EXPECT_EQ(topo_parse_cpulist("3-1", buf, 4), -1);
-    EXPECT_EQ(topo_parse_cpulist("1,a", buf, 4), -1);
+    EXPECT_EQ(lc_parse_cpulist("0-9", buf, 4), -1) << "overflow";
+    EXPECT_EQ(lc_parse_cpulist("3-1", buf, 4), -1);
+    EXPECT_EQ(lc_parse_cpulist("1,a", buf, 4), -1);
     char out[64];
     int cpus[] = {0, 1, 2, 4, 6, 7};
     topo_format_cpulist(cpus, 6, out, sizeof out);

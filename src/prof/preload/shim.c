@@ -11,6 +11,7 @@
  * that is freed, unmapped or handed to a covered I/O call is unprotected
  * first. */
 #include "shim.h"
+#include "core/clock.h"
 
 #include <dlfcn.h>
 #include <execinfo.h>
@@ -87,12 +88,6 @@ static void resolve(void)
 
 /* ---------- small async-signal-safe helpers ---------- */
 
-uint64_t shim_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static char *put_str(char *d, const char *s)
 {
@@ -187,7 +182,7 @@ static void log_start(void)
     r.h.type = LPROF_REC_START;
     r.h.size = sizeof r;
     r.magic = LPROF_MAGIC;
-    r.time = shim_now();
+    r.time = lc_now_ns();
     r.pid = getpid();
     r.ppid = getppid();
     r.min_alloc = S.min_alloc;
@@ -277,7 +272,7 @@ void shim_place_locked(uintptr_t base, size_t len, uintptr_t alloc)
         lprof_pages_t r;
         int8_t nodes[SHIM_PLACE_PAGES + 8];
     } rec;
-    rec.r = (lprof_pages_t){{LPROF_REC_PAGES, 0}, shim_now(), first, alloc, stride, n, (uint32_t)pg, 0};
+    rec.r = (lprof_pages_t){{LPROF_REC_PAGES, 0}, lc_now_ns(), first, alloc, stride, n, (uint32_t)pg, 0};
     for (uint32_t i = 0; i < n; i++)
         rec.nodes[i] = (int8_t)(rc < 0 || S.place_status[i] < 0 ? -1 : S.place_status[i]);
     rec.r.h.size = (uint32_t)((sizeof rec.r + n + 7) & ~(size_t)7);
@@ -291,7 +286,7 @@ static void record_alloc(void *p, size_t size, int kind, int prot)
     lprof_alloc_t r;
     r.h.type = LPROF_REC_ALLOC;
     r.h.size = sizeof r;
-    r.time = shim_now();
+    r.time = lc_now_ns();
     r.addr = (uintptr_t)p;
     r.size = size;
     r.tid = (int32_t)syscall(SYS_gettid);
@@ -320,7 +315,7 @@ static void record_free(void *p)
     if (track_remove_locked((uintptr_t)p, &reg)) {
         shim_disarm_range_locked(reg.addr, reg.size);
         shim_place_locked(reg.addr, reg.size, reg.addr);
-        lprof_free_t f = {{LPROF_REC_FREE, sizeof f}, shim_now(), (uintptr_t)p, (int32_t)syscall(SYS_gettid), 0};
+        lprof_free_t f = {{LPROF_REC_FREE, sizeof f}, lc_now_ns(), (uintptr_t)p, (int32_t)syscall(SYS_gettid), 0};
         shim_log_locked(&f, sizeof f);
     }
     shim_unlock();

@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "core/clock.h"
 
 #define SHIM_BUF (256u * 1024u)
 #define SHIM_MAX_LIVE 32768
@@ -49,7 +50,6 @@ typedef struct {
 extern shim_state_t S;
 extern __thread int shim_guard __attribute__((tls_model("initial-exec")));
 
-uint64_t shim_now(void);
 int shim_lock(void);
 void shim_unlock(void);
 void shim_log_locked(const void *rec, size_t size);

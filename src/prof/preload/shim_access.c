@@ -50,13 +50,13 @@ static int armer_started;
 static void push_recent(uintptr_t page)
 {
     unsigned i = atomic_fetch_add(&recent_next, 1) % RECENT;
-    atomic_store(&recent_time[i], shim_now());
+    atomic_store(&recent_time[i], lc_now_ns());
     atomic_store(&recent_page[i], page);
 }
 
 static int is_recent(uintptr_t page)
 {
-    uint64_t now = shim_now();
+    uint64_t now = lc_now_ns();
     for (int i = 0; i < RECENT; i++)
         if (atomic_load(&recent_page[i]) == page && now - atomic_load(&recent_time[i]) < 1000000000ull)
             return 1;
@@ -79,7 +79,7 @@ static void record_access(uintptr_t addr, uintptr_t page, const ucontext_t *uc)
     int status = -1;
     if (syscall(SYS_move_pages, 0, 1ul, &pg, NULL, &status, 0) < 0)
         status = -1;
-    s->r = (lprof_access_t){{LPROF_REC_ACCESS, sizeof(lprof_access_t)}, shim_now(), addr,
+    s->r = (lprof_access_t){{LPROF_REC_ACCESS, sizeof(lprof_access_t)}, lc_now_ns(), addr,
                             (uint64_t)uc->uc_mcontext.gregs[REG_RIP], (int32_t)syscall(SYS_gettid),
                             (int32_t)cpu, status < 0 ? -1 : status,
                             (uc->uc_mcontext.gregs[REG_ERR] & 2) ? 1 : 0,
@@ -236,7 +236,7 @@ static void *armer_main(void *arg)
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, NULL);
     shim_guard = 1;
-    uint64_t rnd = shim_now() | 1;
+    uint64_t rnd = lc_now_ns() | 1;
     const uint64_t tick_ns = 10000000; /* 10 ms */
     int quota = (int)(S.access_rate / 100);
     if (quota < 1)
