@@ -10,6 +10,7 @@ PKGS=(
   googletest libgtest-dev
   libibverbs-dev rdma-core ibverbs-providers ibverbs-utils iproute2 kmod
   libdw-dev libelf-dev elfutils
+  clang libclang-rt-14-dev
   qemu-system-x86 linux-image-amd64 busybox-static cpio xz-utils zstd
   libucx-dev ucx-utils openmpi-bin libopenmpi-dev
   python3 python3-venv python3-pip

@@ -2,6 +2,7 @@
 #include "core/sysfs.h"
 
 #include <ctype.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,12 +53,12 @@ int lc_parse_cpulist(const char *text, int *out, int max)
     while (p && *p && *p != '\n') {
         char *end;
         long a = strtol(p, &end, 10), b = a;
-        if (end == p || a < 0)
+        if (end == p || a < 0 || a > INT_MAX)
             return -1;
         p = end;
         if (*p == '-') {
             b = strtol(p + 1, &end, 10);
-            if (end == p + 1 || b < a)
+            if (end == p + 1 || b < a || b > INT_MAX)
                 return -1;
             p = end;
         }

@@ -536,6 +536,9 @@ TEST(TopoSysfs, Parsers)
     EXPECT_EQ(lc_parse_cpulist("0-9", buf, 4), -1) << "overflow";
     EXPECT_EQ(lc_parse_cpulist("3-1", buf, 4), -1);
     EXPECT_EQ(lc_parse_cpulist("1,a", buf, 4), -1);
+    // found by fuzz_lists: a number beyond int must not wrap to a negative cpu
+    EXPECT_EQ(lc_parse_cpulist("03010010510", buf, 4), -1);
+    EXPECT_EQ(lc_parse_cpulist("0-4294967297", buf, 4), -1);
     char out[64];
     int cpus[] = {0, 1, 2, 4, 6, 7};
     topo_format_cpulist(cpus, 6, out, sizeof out);
