@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Measure locus's shm transport against its peers in ONE run, and print the
-markdown table of docs/PERFORMANCE.md ("### Against the peers").
+markdown table of research/LOG.md ("### Against the peers"; its target rows go
+into the current-numbers table of docs/PERFORMANCE.md).
 
     sudo python3 research/peers/compare.py [--build build] [--repeats 5] [--quick]
 

@@ -1,7 +1,7 @@
 """Parsing, aggregation and the markdown table of research/peers/compare.py.
 
 Standard library only, so compare.py runs from the system python3, and the
-parsers are tested on recorded outputs (tests/py/test_peers_compare.py)
+parsers are tested on recorded outputs (research/tests/test_peers_compare.py)
 without running the peers.
 
 Units: latency one-way in microseconds, bandwidth in GB/s (1e9 B/s), message

@@ -223,7 +223,7 @@ static locus_status_t ctx_init(locus_copy_ctx_t *c, const locus_topo_t *topo, in
     /* glibc's classic rule (3/4 of the per-cpu share of the shared cache),
      * fed with the real L3 and sharing. Half the share (source plus
      * destination fill it) won on this machine only while the other cpu was
-     * busy with the L3: see docs/PERFORMANCE.md. */
+     * busy with the L3: see research/LOG.md, copy. */
     c->p.nt_min = share / 4 * 3;
     c->p.nt_min_far = share / 4;
     snprintf(c->origin_nt, sizeof c->origin_nt, "topology");
