@@ -10,7 +10,8 @@
  *
  * Thresholds, from the strongest source to the weakest: LOCUS_COPY_NT_MIN /
  * LOCUS_COPY_NT_MIN_FAR (environment), the calibration file written by
- * `locus bench copy --calibrate` (LOCUS_COPY_CALIBRATION, default
+ * `locus bench copy --calibrate` through locus_copy_calibration_save
+ * (LOCUS_COPY_CALIBRATION, default
  * $XDG_CACHE_HOME/locus/copy.conf or ~/.cache/locus/copy.conf; applied only if
  * it was measured on an L3 of the same size and sharing), then the topology:
  *   nt_min     = 3/4 of the copier's share of its L3 (L3 size / cpus sharing it):
