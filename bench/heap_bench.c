@@ -18,7 +18,7 @@
 #include <locus/locus.h>
 
 #include "core/config.h"
-#include "heap/heap_measure.h"
+#include "heap_baseline.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -190,13 +190,13 @@ static int one_run(const locus_topo_t *topo, locus_heap_pages_t kind, uint64_t s
             continue;
         if (warm_up(&a, topo))
             return -1;
-        if (m == M_SERIAL && heap_measure_serial_touch(kind, size, NULL, NULL, &r[M_SERIAL]))
+        if (m == M_SERIAL && baseline_serial_touch(kind, size, NULL, NULL, &r[M_SERIAL]))
             r[M_SERIAL] = 0;
-        if (m == M_SERIAL_FIRST && heap_measure_serial_touch_first(kind, size, &r[M_SERIAL_FIRST]))
+        if (m == M_SERIAL_FIRST && baseline_serial_touch_first(kind, size, &r[M_SERIAL_FIRST]))
             r[M_SERIAL_FIRST] = 0;
-        if (m == M_POP1 && heap_measure_populate1(kind, size, &r[M_POP1]))
+        if (m == M_POP1 && baseline_populate1(kind, size, &r[M_POP1]))
             r[M_POP1] = 0;
-        if (m == M_MAPPOP && heap_measure_map_populate(kind, size, &r[M_MAPPOP]))
+        if (m == M_MAPPOP && baseline_map_populate(kind, size, &r[M_MAPPOP]))
             r[M_MAPPOP] = 0;
         if (m != M_LOCUS)
             continue;
@@ -211,8 +211,8 @@ static int one_run(const locus_topo_t *topo, locus_heap_pages_t kind, uint64_t s
         int cpus[4096], n = s.threads < 4096 ? s.threads : 4096;
         for (int c = 0; c < n; c++)
             cpus[c] = locus_topo_cpu(topo, c % locus_topo_num_cpus(topo));
-        r[M_MEMSET_N] = heap_measure_memset(locus_heap_base(h), s.size, n, cpus);
-        r[M_MEMSET_1] = heap_measure_memset(locus_heap_base(h), s.size, 1, cpus);
+        r[M_MEMSET_N] = baseline_memset(locus_heap_base(h), s.size, n, cpus);
+        r[M_MEMSET_1] = baseline_memset(locus_heap_base(h), s.size, 1, cpus);
         snprintf(obtained, olen, "%s/%dt%s", locus_heap_pages_name(s.pages), s.threads,
                  s.pages == LOCUS_PAGES_THP && s.huge_bytes < s.size ? " partial THP" : "");
         locus_heap_destroy(h);

@@ -2,10 +2,10 @@
  * equivalent null backends (a busy wait per registration), same workloads,
  * same process, rounds interleaved, medians.
  *
- * Built twice: into the locus CLI (locus only) and, with REGCACHE_WITH_UCX,
- * as bin/locus-bench-regcache linking -lucs -lucm (liblocus itself never
- * depends on UCX). `locus bench regcache` runs the latter when it sits next
- * to the CLI, unless --no-ucx.
+ * A stand-alone executable, bin/locus-bench-regcache, that uses only the
+ * public reg API (and core's clock); `locus bench regcache` runs it from
+ * beside the CLI. With REGCACHE_WITH_UCX (when UCX is installed) it also links
+ * -lucs -lucm and runs ucs_rcache; liblocus and the CLI never depend on UCX.
  *
  * Workloads (get + put per operation; 4 KiB buffers 8 KiB apart so regions
  * never merge, except "adjacent"):
@@ -28,7 +28,7 @@
  * sequence) before a barrier and the timed part. The same 10^4 regions are
  * shared by both threads; the thread on cpu k always runs sequence k. Each
  * round is bracketed by a placement probe (two-line cache-line ping-pong
- * between threads on cpus 0 and 1, as bench/peers/clping.c): the host moves
+ * between threads on cpus 0 and 1, as research/peers/clping.c): the host moves
  * the vCPUs between "near" cores (~50 ns), "far" ones (~200 ns) and SMT
  * siblings of one core (~15-25 ns). Reported per cache: medians over rounds
  * of 1- and 2-thread throughput and of each round's 2/1 ratio, by wall clock
@@ -626,7 +626,7 @@ static int usage(FILE *f, int rc)
     fprintf(f, "usage: locus bench regcache [--reps N] [--ops N] [--thread-ops N] [--capacity N] [--reg-ns NS]\n"
                "                            [--only NAME] [--stats] [--no-ucx]\n"
                "  ns per get+put, registrations and evictions per operation, for locus and (when\n"
-               "  bin/locus-bench-regcache was built with UCX) ucs_rcache, same workloads, same run.\n"
+               "  locus-bench-regcache was built with UCX) ucs_rcache, same workloads, same run.\n"
                "  workloads: same hit100 hit10k below above above-rnd adjacent threads\n"
                "  --reps N       batches per contender, alternating; median reported (default 201)\n"
                "  --ops N        operations per batch (default 5000)\n"
@@ -726,30 +726,9 @@ static int regcache_main(int argc, char **argv, bool have_ucx)
 }
 
 #ifdef REGCACHE_WITH_UCX
-int main(int argc, char **argv) { return regcache_main(argc, argv, true); }
+#define HAVE_UCX true
 #else
-int locus_bench_regcache(int argc, char **argv);
-
-int locus_bench_regcache(int argc, char **argv)
-{
-    bool no_ucx = false;
-    for (int i = 1; i < argc; i++)
-        if (!strcmp(argv[i], "--no-ucx")) no_ucx = true;
-    if (!no_ucx) {
-        char self[4096];
-        ssize_t n = readlink("/proc/self/exe", self, sizeof self - 32);
-        if (n > 0) {
-            self[n] = 0;
-            char *slash = strrchr(self, '/');
-            if (slash) {
-                strcpy(slash + 1, "locus-bench-regcache");
-                if (!access(self, X_OK)) {
-                    argv[0] = self;
-                    execv(self, argv);
-                }
-            }
-        }
-    }
-    return regcache_main(argc, argv, false);
-}
+#define HAVE_UCX false
 #endif
+
+int main(int argc, char **argv) { return regcache_main(argc, argv, HAVE_UCX); }

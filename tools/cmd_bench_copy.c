@@ -7,20 +7,15 @@
 
 #include <locus/locus.h>
 
-#include "copy/kernels.h"
 #include "core/config.h"
 #include "core/clock.h"
 
-#include <errno.h>
 #include <immintrin.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
 
 #define MAX_SIZES 64
 #define MAX_REPS 101
@@ -58,7 +53,7 @@ static void copy_once(int c, void *d, const void *s, size_t n)
     else if (c == C_SELECTOR)
         locus_copy(d, s, n, LOCUS_COPY_HINT_NONE);
     else /* the kernel itself, without locus_copy_kernel's argument checks */
-        copy_kernels[c].fn(d, s, n);
+        locus_copy_kernel_fn(c)(d, s, n);
     __asm__ volatile("" ::: "memory");
 }
 
@@ -87,7 +82,7 @@ static BENCH_LOOP void loop_selector(void *d, const void *s, size_t n, long iter
     }
 }
 
-static BENCH_LOOP void loop_kernel(copy_fn_t fn, void *d, const void *s, size_t n, long iters)
+static BENCH_LOOP void loop_kernel(locus_copy_fn_t fn, void *d, const void *s, size_t n, long iters)
 {
     for (long i = 0; i < iters; i++) {
         fn(d, s, n);
@@ -105,7 +100,7 @@ static double measure(int c, void *d, const void *s, size_t n, long iters)
     else if (c == C_SELECTOR)
         loop_selector(d, s, n, iters);
     else
-        loop_kernel(copy_kernels[c].fn, d, s, n, iters);
+        loop_kernel(locus_copy_kernel_fn(c), d, s, n, iters);
     double t = lc_now_s() - t0;
     return (double)n * (double)iters / t / 1e9;
 }
@@ -204,8 +199,8 @@ static int run_sweep(const opts_t *o, char *d, char *s, const locus_copy_params_
     cs[nc++] = C_GLIBC;
     cs[nc++] = C_SELECTOR;
     if (o->kernels)
-        for (int k = 1; k < locus_copy_num_kernels(); k++) /* kernel 0 is glibc itself */
-            if (locus_copy_kernel_available(k))
+        for (int k = 0; k < locus_copy_num_kernels(); k++)
+            if (locus_copy_kernel_available(k) && k != locus_copy_kernel_find("libc")) /* glibc is there */
                 cs[nc++] = k;
     static double gbs[MAX_SIZES][64], ratios[MAX_SIZES];
     printf("GB/s (1e9 B/s), median of %d rounds (x3 up to 64K), same buffers reused (cache-hot where\n"
@@ -281,10 +276,12 @@ static void run_pollution(const opts_t *o, char *d, char *s)
         printf("\ncache pollution: skipped (cannot map %llu MiB)\n", VICTIM >> 20);
         return;
     }
-    int ks[] = {0, locus_copy_kernel_find("avx2"), locus_copy_kernel_find("avx2-nt"),
-                locus_copy_kernel_find("avx2-ntpf")};
-    if (!locus_copy_kernel_available(ks[1]))
-        ks[1] = locus_copy_kernel_find("sse2"), ks[2] = ks[1] + 1, ks[3] = ks[1] + 3;
+    /* glibc, then the regular, NT and NT + prefetch kernels of the AVX2 (else SSE2) loop */
+    int v = locus_copy_kernel_find("avx2");
+    if (!locus_copy_kernel_available(v))
+        v = locus_copy_kernel_find("sse2");
+    int ks[] = {locus_copy_kernel_find("libc"), v, locus_copy_kernel_variant(v, true, false),
+                locus_copy_kernel_variant(v, true, true)};
     double hot[MAX_REPS], after[4][MAX_REPS], copy_gbs[4][MAX_REPS];
     for (int r = 0; r < o->reps; r++) {
         reread(victim, VICTIM);
@@ -311,21 +308,6 @@ static void run_pollution(const opts_t *o, char *d, char *s)
 }
 
 /* ---------- calibration ---------- */
-
-static int mkdirs(const char *path)
-{
-    char buf[512];
-    snprintf(buf, sizeof buf, "%s", path);
-    for (char *p = buf + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        if (mkdir(buf, 0755) && errno != EEXIST)
-            return -1;
-        *p = '/';
-    }
-    return 0;
-}
 
 static int run_calibrate(const opts_t *o, char *d, char *s, const locus_copy_params_t *p)
 {
@@ -394,26 +376,14 @@ static int run_calibrate(const opts_t *o, char *d, char *s, const locus_copy_par
     for (int z = nz - 1; z >= 0 && g[z][best] >= g[z][0]; z--)
         from = z;
     uint64_t nt_min = from < 0 ? 2 * (uint64_t)sizes[nz - 1] : sizes[from];
-    if (mkdirs(path)) {
-        fprintf(stderr, "locus bench copy: cannot create the directory of %s: %s\n", path, strerror(errno));
-        return 1;
-    }
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        fprintf(stderr, "locus bench copy: cannot write %s: %s\n", path, strerror(errno));
-        return 1;
-    }
-    time_t t = time(NULL);
-    char when[64];
-    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime(&t));
-    fprintf(f, "# locus copy calibration, written by `locus bench copy --calibrate` at %s\n"
-               "# applies only to an L3 of l3_size bytes shared by l3_cpus cpus\n"
-               "l3_size=%llu\nl3_cpus=%d\nnt_min=%llu\nnt_kernel=%s\n",
-            when, (unsigned long long)p->l3_size, p->l3_cpus, (unsigned long long)nt_min,
-            locus_copy_kernel_name(cs[best] - 2)); /* the family's -nt kernel: X-nt, X-pf, X-ntpf */
-    fclose(f);
+    /* The file names the family's NT-store kernel; the selector derives -pf and -ntpf. */
+    locus_copy_calibration_t cal = {.l3_size = p->l3_size, .l3_cpus = p->l3_cpus, .nt_min = nt_min,
+                                     .nt_kernel = locus_copy_kernel_variant(cs[best], true, false)};
+    locus_status_t st = locus_copy_calibration_save(path, &cal);
+    if (st)
+        return cli_fail("bench copy", st);
     char a[32], b[32];
-    printf("\nNT kernels: %s family (%s over %d sizes >= 2x L3)\n", locus_copy_kernel_name(cs[best] - 2),
+    printf("\nNT kernels: %s family (%s over %d sizes >= 2x L3)\n", locus_copy_kernel_name(cal.nt_kernel),
            nc > 2 ? "best within 3%" : "only candidate", nbig);
     printf("nt_min: %s (was %s from %s)%s\n", locus_format_size(nt_min, a, sizeof a),
            locus_format_size(p->nt_min, b, sizeof b), p->nt_min_origin,

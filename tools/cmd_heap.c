@@ -6,7 +6,7 @@
 #include <locus/locus.h>
 
 #include "core/config.h"
-#include "heap/heap_measure.h"
+#include "heap_baseline.h"
 #include "core/clock.h"
 
 #include <getopt.h>
@@ -218,7 +218,7 @@ static int compare_before(const locus_heap_attr_t *a, const locus_topo_t *topo, 
     uint64_t size = s.size;
     locus_heap_destroy(h);
     pr = (progress_t){lc_now_s(), "serial touch", false};
-    st = heap_measure_serial_touch(*kind, size, on_progress, &pr, &c->serial);
+    st = baseline_serial_touch(*kind, size, on_progress, &pr, &c->serial);
     progress_end(&pr);
     if (st)
         return cli_fail("heap", st);
@@ -264,8 +264,8 @@ int locus_cmd_heap(int argc, char **argv)
         for (int i = 0; cpus && i < n; i++)
             cpus[i] = locus_topo_cpu(topo, i % locus_topo_num_cpus(topo));
         c.memset_threads = n;
-        c.memset_n = heap_measure_memset(locus_heap_base(h), s.size, n, cpus);
-        c.memset_1 = heap_measure_memset(locus_heap_base(h), s.size, 1, cpus);
+        c.memset_n = baseline_memset(locus_heap_base(h), s.size, n, cpus);
+        c.memset_1 = baseline_memset(locus_heap_base(h), s.size, 1, cpus);
         free(cpus);
     }
     if (json)

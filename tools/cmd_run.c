@@ -32,7 +32,9 @@ static void usage(FILE *out)
             "  LOCUS_JOB; --bind pins rank r to one CPU (core), the CPUs of one L3 (l3) or of\n"
             "  one NUMA node (numa), round-robin over the CPUs this command may use.\n"
             "  When a process fails, the others get --grace seconds (default 5) to notice\n"
-            "  and exit before they are killed. Exit status: the first failure's, else 0.\n");
+            "  and exit before they are killed. Exit status: the first failure's (a rank's\n"
+            "  own code; 128+N if it was killed by signal N; 127 if prog cannot be executed),\n"
+            "  else 0; 2 for a usage error of locus run.\n");
 }
 
 /* The CPU set of rank r for this binding, over the CPUs we may use. */

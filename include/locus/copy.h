@@ -10,7 +10,8 @@
  *
  * Thresholds, from the strongest source to the weakest: LOCUS_COPY_NT_MIN /
  * LOCUS_COPY_NT_MIN_FAR (environment), the calibration file written by
- * `locus bench copy --calibrate` (LOCUS_COPY_CALIBRATION, default
+ * `locus bench copy --calibrate` through locus_copy_calibration_save
+ * (LOCUS_COPY_CALIBRATION, default
  * $XDG_CACHE_HOME/locus/copy.conf or ~/.cache/locus/copy.conf; applied only if
  * it was measured on an L3 of the same size and sharing), then the topology:
  *   nt_min     = 3/4 of the copier's share of its L3 (L3 size / cpus sharing it):
@@ -137,6 +138,29 @@ LOCUS_API bool locus_copy_kernel_nt_source(int k);
  * if this CPU lacks its instructions. */
 LOCUS_API locus_status_t locus_copy_kernel(int k, void *dst, const void *src, size_t len);
 
+/* What kernel k is. */
+typedef struct locus_copy_kernel_info {
+    const char *name;   /* "avx2-nt" */
+    const char *family; /* "libc", "movsb", "sse2", "avx2", "avx512": the loop; the kernels
+                           of one family differ only in nt_dest / nt_source */
+    const char *isa;    /* instructions it needs: "base", "erms", "sse2", "avx2", "avx512" */
+    bool nt_dest;       /* non-temporal stores (the kernel ends with sfence) */
+    bool nt_source;     /* prefetchnta loads */
+    bool available;     /* this CPU and LOCUS_COPY_ISA allow it (locus_copy_kernel_available) */
+} locus_copy_kernel_info_t;
+/* Fill *out for kernel k; LOCUS_ERR_INVALID for k outside 0..locus_copy_num_kernels()-1.
+ * The strings are static. */
+LOCUS_API locus_status_t locus_copy_kernel_info(int k, locus_copy_kernel_info_t *out);
+/* The kernel of kernel k's family with these properties (e.g. k = "avx2-ntpf",
+ * true, false -> "avx2-nt"), or -1 (k out of range, or no such variant: libc
+ * and movsb have none). */
+LOCUS_API int locus_copy_kernel_variant(int k, bool nt_dest, bool nt_source);
+/* Kernel k's function itself, for benchmark loops that must time the kernel
+ * alone: no argument checks at all (the caller keeps locus_copy's contract).
+ * NULL if k is out of range or this CPU lacks its instructions. */
+typedef void (*locus_copy_fn_t)(void *dst, const void *src, size_t len);
+LOCUS_API locus_copy_fn_t locus_copy_kernel_fn(int k);
+
 /* ---------- selector contexts ---------- */
 
 typedef struct locus_copy_ctx locus_copy_ctx_t;
@@ -185,6 +209,22 @@ LOCUS_API locus_status_t locus_copy_ctx_copy(const locus_copy_ctx_t *ctx, void *
 /* Default calibration file path (LOCUS_COPY_CALIBRATION or the cache path);
  * "" when disabled ("none"). Returns buf. */
 LOCUS_API const char *locus_copy_calibration_path(char *buf, size_t len);
+
+/* A measured NT crossover (what `locus bench copy --calibrate` finds), as the
+ * calibration file holds it. */
+typedef struct locus_copy_calibration {
+    uint64_t l3_size;    /* bytes of the L3 it was measured on (the file applies only there) */
+    int      l3_cpus;    /* cpus sharing that L3 */
+    uint64_t nt_min;     /* NT stores + prefetchnta from this total length */
+    uint64_t nt_min_far; /* 0: not measured (the topology's value stays) */
+    int      nt_kernel;  /* the family's "-nt" kernel the selector should use, or -1 (keep its own) */
+} locus_copy_calibration_t;
+/* Write cal as the calibration file at path (NULL: locus_copy_calibration_path()),
+ * creating missing directories; contexts created afterwards (new processes)
+ * read it. LOCUS_ERR_INVALID for a zero l3_size/l3_cpus/nt_min or an
+ * nt_kernel that is not an NT-store-only kernel, or when no path is
+ * configured; LOCUS_ERR_SYSTEM if it cannot be written. */
+LOCUS_API locus_status_t locus_copy_calibration_save(const char *path, const locus_copy_calibration_t *cal);
 
 #ifdef __cplusplus
 }

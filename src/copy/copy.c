@@ -1,5 +1,5 @@
-/* The copy selector: contexts built from the topology, the process-wide
- * default behind locus_copy(), and the calibration file. */
+/* The copy selector: contexts built from the topology (and the calibration
+ * file, read by calibration.c), the process-wide default behind locus_copy(). */
 /* The real functions are defined here, not the header's inline fast path. */
 #define LOCUS_COPY_NO_INLINE 1
 #include "copy/kernels.h"
@@ -12,10 +12,8 @@
 /* Root of the sysfs tree read for the L3 ("/sys"; tests point it at a fake tree). */
 const char *copy_sysfs_root = "/sys";
 
-#include <errno.h>
 #include <pthread.h>
 #include <sched.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,87 +78,14 @@ static locus_status_t read_threshold(lc_tun_id_t id, bool *set, uint64_t *out)
     return *set ? locus_parse_size(v, out) : LOCUS_OK;
 }
 
-const char *locus_copy_calibration_path(char *buf, size_t len)
-{
-    const char *v = "auto";
-    if (lc_tun_string(LC_TUN_COPY_CALIBRATION, &v) != LOCUS_OK || !strcmp(v, "none")) {
-        snprintf(buf, len, "%s", "");
-        return buf;
-    }
-    if (strcmp(v, "auto")) {
-        snprintf(buf, len, "%s", v);
-        return buf;
-    }
-    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-    if (xdg && *xdg)
-        snprintf(buf, len, "%s/locus/copy.conf", xdg);
-    else if (home && *home)
-        snprintf(buf, len, "%s/.cache/locus/copy.conf", home);
-    else
-        snprintf(buf, len, "%s", "");
-    return buf;
-}
-
-typedef struct {
-    uint64_t l3_size, l3_cpus, nt_min, nt_min_far;
-    char nt_kernel[32];
-    bool has_nt_min, has_far;
-} calib_t;
-
-/* Parse "key=value" lines; '#' starts a comment. Unknown keys are ignored
- * (newer files stay readable); malformed values reject the file. */
-static bool read_calibration(const char *path, calib_t *cal, char *why, size_t whylen)
-{
-    memset(cal, 0, sizeof *cal);
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        snprintf(why, whylen, "%s", errno == ENOENT ? "" : strerror(errno));
-        return false;
-    }
-    char line[256];
-    bool ok = true;
-    while (ok && fgets(line, sizeof line, f)) {
-        char *eq = strchr(line, '=');
-        if (line[0] == '#' || !eq)
-            continue;
-        *eq = '\0';
-        char *val = eq + 1;
-        val[strcspn(val, "\r\n")] = '\0';
-        uint64_t v = 0;
-        if (!strcmp(line, "nt_kernel")) {
-            snprintf(cal->nt_kernel, sizeof cal->nt_kernel, "%s", val);
-            continue;
-        }
-        uint64_t *dst = !strcmp(line, "l3_size") ? &cal->l3_size
-                        : !strcmp(line, "l3_cpus") ? &cal->l3_cpus
-                        : !strcmp(line, "nt_min") ? &cal->nt_min
-                        : !strcmp(line, "nt_min_far") ? &cal->nt_min_far : NULL;
-        if (!dst)
-            continue;
-        if (locus_parse_size(val, &v) != LOCUS_OK) {
-            snprintf(why, whylen, "bad value %.40s='%.60s'", line, val);
-            ok = false;
-        }
-        *dst = v;
-        cal->has_nt_min |= dst == &cal->nt_min;
-        cal->has_far |= dst == &cal->nt_min_far;
-    }
-    fclose(f);
-    if (ok && (!cal->l3_size || !cal->l3_cpus || !cal->has_nt_min)) {
-        snprintf(why, whylen, "missing l3_size, l3_cpus or nt_min");
-        ok = false;
-    }
-    return ok;
-}
-
 static void apply_calibration(locus_copy_ctx_t *c)
 {
     char path[512], why[128] = "";
     locus_copy_calibration_path(path, sizeof path);
-    calib_t cal;
+    copy_calib_t cal;
     if (!*path)
         return;
-    if (!read_calibration(path, &cal, why, sizeof why)) {
+    if (!copy_calibration_read(path, &cal, why, sizeof why)) {
         if (*why)
             lc_note(&c->notes, "calibration file %s ignored: %s", path, why);
         return;
@@ -180,9 +105,9 @@ static void apply_calibration(locus_copy_ctx_t *c)
     int k = cal.nt_kernel[0] ? locus_copy_kernel_find(cal.nt_kernel) : -1;
     if (k >= 0 && copy_kernels[k].nt_dest && !copy_kernels[k].nt_source &&
         locus_copy_kernel_available(k)) {
-        c->p.nt = k; /* table order: X, X-nt, X-pf, X-ntpf */
-        c->p.pf = k + 1;
-        c->p.ntpf = k + 2;
+        c->p.nt = k;
+        c->p.pf = locus_copy_kernel_variant(k, false, true);
+        c->p.ntpf = locus_copy_kernel_variant(k, true, true);
     } else if (cal.nt_kernel[0]) {
         lc_note(&c->notes, "calibration file %s: nt_kernel '%s' is unknown or unavailable here; kept %s",
              path, cal.nt_kernel, copy_kernels[c->p.nt].name);
@@ -298,7 +223,7 @@ static locus_status_t ctx_init(locus_copy_ctx_t *c, const locus_topo_t *topo, in
     /* glibc's classic rule (3/4 of the per-cpu share of the shared cache),
      * fed with the real L3 and sharing. Half the share (source plus
      * destination fill it) won on this machine only while the other cpu was
-     * busy with the L3: see docs/PERFORMANCE.md. */
+     * busy with the L3: see research/LOG.md, copy. */
     c->p.nt_min = share / 4 * 3;
     c->p.nt_min_far = share / 4;
     snprintf(c->origin_nt, sizeof c->origin_nt, "topology");

@@ -18,13 +18,13 @@ static void copy_movsb(void *dst, const void *src, size_t n)
 }
 
 const copy_kernel_t copy_kernels[K_COUNT] = {
-    [K_LIBC] = {"libc", copy_libc, ISA_BASE, false, false},
-    [K_MOVSB] = {"movsb", copy_movsb, ISA_ERMS, false, false},
-#define ROW(K, isa, name, ISA)                                  \
-    [K] = {name, copy_##isa, ISA, false, false},                \
-    [K##_NT] = {name "-nt", copy_##isa##_nt, ISA, true, false}, \
-    [K##_PF] = {name "-pf", copy_##isa##_pf, ISA, false, true}, \
-    [K##_NTPF] = {name "-ntpf", copy_##isa##_ntpf, ISA, true, true},
+    [K_LIBC] = {"libc", "libc", copy_libc, ISA_BASE, false, false},
+    [K_MOVSB] = {"movsb", "movsb", copy_movsb, ISA_ERMS, false, false},
+#define ROW(K, isa, name, ISA)                                        \
+    [K] = {name, name, copy_##isa, ISA, false, false},                \
+    [K##_NT] = {name "-nt", name, copy_##isa##_nt, ISA, true, false}, \
+    [K##_PF] = {name "-pf", name, copy_##isa##_pf, ISA, false, true}, \
+    [K##_NTPF] = {name "-ntpf", name, copy_##isa##_ntpf, ISA, true, true},
     ROW(K_SSE2, sse2, "sse2", ISA_SSE2)
     ROW(K_AVX2, avx2, "avx2", ISA_AVX2)
     ROW(K_AVX512, avx512, "avx512", ISA_AVX512)
@@ -111,3 +111,31 @@ bool locus_copy_kernel_available(int k) { return k >= 0 && k < K_COUNT && copy_i
 bool locus_copy_kernel_nt_dest(int k) { return k >= 0 && k < K_COUNT && copy_kernels[k].nt_dest; }
 
 bool locus_copy_kernel_nt_source(int k) { return k >= 0 && k < K_COUNT && copy_kernels[k].nt_source; }
+
+static const char *const isa_names[] = {"base", "erms", "sse2", "avx2", "avx512"};
+
+locus_status_t locus_copy_kernel_info(int k, locus_copy_kernel_info_t *out)
+{
+    if (!out)
+        return lc_err(LOCUS_ERR_INVALID, "locus_copy_kernel_info: out is NULL");
+    if (k < 0 || k >= K_COUNT)
+        return lc_err(LOCUS_ERR_INVALID, "copy kernel %d: expected 0..%d", k, K_COUNT - 1);
+    const copy_kernel_t *c = &copy_kernels[k];
+    *out = (locus_copy_kernel_info_t){c->name, c->family, isa_names[c->isa], c->nt_dest, c->nt_source,
+                                      locus_copy_kernel_available(k)};
+    return LOCUS_OK;
+}
+
+int locus_copy_kernel_variant(int k, bool nt_dest, bool nt_source)
+{
+    for (int v = 0; k >= 0 && k < K_COUNT && v < K_COUNT; v++)
+        if (!strcmp(copy_kernels[v].family, copy_kernels[k].family) && copy_kernels[v].nt_dest == nt_dest &&
+            copy_kernels[v].nt_source == nt_source)
+            return v;
+    return -1;
+}
+
+locus_copy_fn_t locus_copy_kernel_fn(int k)
+{
+    return k >= 0 && k < K_COUNT && copy_cpu_has(copy_kernels[k].isa) ? copy_kernels[k].fn : NULL;
+}

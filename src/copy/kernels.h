@@ -11,12 +11,16 @@ typedef enum { ISA_BASE = 0, ISA_ERMS = 1, ISA_SSE2 = 2, ISA_AVX2 = 3, ISA_AVX51
 
 typedef struct {
     const char *name;
+    const char *family; /* kernels of one family differ only in nt_dest/nt_source */
     copy_fn_t fn;
     copy_isa_t isa;
     bool nt_dest, nt_source;
 } copy_kernel_t;
 
-/* Order matters: copy.c relies on KERNEL_<ISA>_<KIND> below. */
+/* Indices of copy_kernels (also the public kernel numbers); pick_kernels
+ * (copy.c) uses a family's base index + 1/2/3 for its -nt/-pf/-ntpf. Code
+ * outside this module finds kernels by name, family and properties
+ * (locus_copy_kernel_info/_variant), never by position. */
 enum {
     K_LIBC = 0,
     K_MOVSB,
@@ -50,8 +54,22 @@ DECLARE_KERNELS(avx512)
 /* Validators of LOCUS_COPY_NT_MIN[_FAR] and LOCUS_COPY_CALIBRATION (validate.c,
  * registered with core by copy.c). */
 #include <locus/status.h>
+#include <stdint.h>
 locus_status_t copy_validate_threshold(const char *value);
 locus_status_t copy_validate_calibration(const char *value);
+
+/* The calibration file (calibration.c owns its format: "key=value" lines, '#'
+ * comments; locus_copy_calibration_save writes it). has_far: nt_min_far was
+ * given; nt_kernel: the name of an "X-nt" kernel, or "". */
+typedef struct {
+    uint64_t l3_size, l3_cpus, nt_min, nt_min_far;
+    char nt_kernel[32];
+    bool has_far;
+} copy_calib_t;
+/* Read path into *cal. False with *why set to the reason when the file is
+ * unusable (malformed value, required key missing, unreadable), false with
+ * *why = "" when it does not exist. */
+bool copy_calibration_read(const char *path, copy_calib_t *cal, char *why, size_t whylen);
 
 /* Root of the sysfs tree the selector reads a cpu's L3 from (copy.c): the
  * topology lists only the cpus this process may use, so a rank pinned to one

@@ -131,6 +131,51 @@ TEST(CopyKernels, NamesAndLookupAgree)
     EXPECT_TRUE(locus_copy_kernel_available(locus_copy_kernel_find("sse2-nt")));
 }
 
+TEST(CopyKernels, InfoDescribesEveryKernel)
+{
+    for (int k = 0; k < locus_copy_num_kernels(); k++) {
+        locus_copy_kernel_info_t i;
+        ASSERT_EQ(locus_copy_kernel_info(k, &i), LOCUS_OK);
+        EXPECT_STREQ(i.name, locus_copy_kernel_name(k));
+        EXPECT_EQ(i.nt_dest, locus_copy_kernel_nt_dest(k)) << i.name;
+        EXPECT_EQ(i.nt_source, locus_copy_kernel_nt_source(k)) << i.name;
+        EXPECT_EQ(i.available, locus_copy_kernel_available(k)) << i.name;
+        // The name is the family, then -nt / -pf / -ntpf for the variants.
+        std::string suffix = i.nt_dest ? (i.nt_source ? "-ntpf" : "-nt") : i.nt_source ? "-pf" : "";
+        EXPECT_EQ(std::string(i.name), std::string(i.family) + suffix);
+        EXPECT_NE(i.isa, nullptr);
+        // Every kernel with a variant finds it in its own family, and itself.
+        EXPECT_EQ(locus_copy_kernel_variant(k, i.nt_dest, i.nt_source), k) << i.name;
+        int v = locus_copy_kernel_variant(k, !i.nt_dest, i.nt_source);
+        if (v >= 0) {
+            locus_copy_kernel_info_t j;
+            ASSERT_EQ(locus_copy_kernel_info(v, &j), LOCUS_OK);
+            EXPECT_STREQ(j.family, i.family);
+            EXPECT_EQ(j.nt_dest, !i.nt_dest);
+        }
+        // The function pointer exists exactly when the CPU can run it, and copies.
+        locus_copy_fn_t fn = locus_copy_kernel_fn(k);
+        EXPECT_EQ(fn != nullptr, locus_copy_kernel(k, nullptr, nullptr, 0) == LOCUS_OK) << i.name;
+        if (fn) {
+            Buffers b(300);
+            fn(b.dst.data() + kGuard, b.src.data(), 300);
+            EXPECT_EQ(std::memcmp(b.dst.data() + kGuard, b.src.data(), 300), 0) << i.name;
+        }
+    }
+    EXPECT_EQ(locus_copy_kernel_info(0, nullptr), LOCUS_ERR_INVALID);
+    locus_copy_kernel_info_t i;
+    EXPECT_EQ(locus_copy_kernel_info(-1, &i), LOCUS_ERR_INVALID);
+    EXPECT_EQ(locus_copy_kernel_info(locus_copy_num_kernels(), &i), LOCUS_ERR_INVALID);
+    EXPECT_EQ(locus_copy_kernel_variant(locus_copy_kernel_find("avx2-ntpf"), true, false),
+              locus_copy_kernel_find("avx2-nt"));
+    EXPECT_EQ(locus_copy_kernel_variant(locus_copy_kernel_find("sse2"), false, true),
+              locus_copy_kernel_find("sse2-pf"));
+    EXPECT_EQ(locus_copy_kernel_variant(locus_copy_kernel_find("libc"), true, false), -1);
+    EXPECT_EQ(locus_copy_kernel_variant(-1, false, false), -1);
+    EXPECT_EQ(locus_copy_kernel_fn(-1), nullptr);
+    EXPECT_EQ(locus_copy_kernel_fn(locus_copy_num_kernels()), nullptr);
+}
+
 TEST(CopySelector, PublicCallsAroundThresholds)
 {
     locus_copy_ctx_t *ctx = nullptr;

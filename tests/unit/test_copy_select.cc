@@ -303,6 +303,57 @@ TEST_F(Select, CalibrationFileAppliesOnlyToTheSameL3)
     unsetenv("XDG_CACHE_HOME");
 }
 
+TEST_F(Select, CalibrationSaveWritesWhatTheSelectorReads)
+{
+    auto *t = synthetic("pack:1 [numa(memory=8GB)] l3:2 core:4 pu:1");
+    ASSERT_NE(t, nullptr);
+    int n;
+    uint64_t l3 = l3_of(t, 0, &n);
+    std::string dir = ::testing::TempDir() + "locus_copy_save_test";
+    std::string path = dir + "/a/b/copy.conf";
+    std::filesystem::remove_all(dir);
+    int default_nt = params(ctx(t, 0, 5)).nt; // no calibration file yet (SetUp: "none")
+    setenv("LOCUS_COPY_CALIBRATION", path.c_str(), 1);
+    locus_copy_calibration_t cal = {l3, 4, 3u << 20, 256u << 10, locus_copy_kernel_find("sse2-nt")};
+    ASSERT_EQ(locus_copy_calibration_save(nullptr, &cal), LOCUS_OK) << locus_last_error();
+    auto p = params(ctx(t, 0, 5));
+    EXPECT_EQ(p.nt_min, 3u << 20);
+    EXPECT_EQ(p.nt_min_far, 256u << 10);
+    EXPECT_EQ(std::string(p.nt_min_origin), "calibration " + path);
+    EXPECT_STREQ(locus_copy_kernel_name(p.nt), "sse2-nt");
+    EXPECT_STREQ(locus_copy_kernel_name(p.pf), "sse2-pf");
+    EXPECT_STREQ(locus_copy_kernel_name(p.ntpf), "sse2-ntpf");
+
+    // No nt_min_far, no kernel: those stay the topology's / the selector's own.
+    cal.nt_min_far = 0;
+    cal.nt_kernel = -1;
+    ASSERT_EQ(locus_copy_calibration_save(path.c_str(), &cal), LOCUS_OK) << locus_last_error();
+    auto q = params(ctx(t, 0, 5));
+    EXPECT_EQ(q.nt_min, 3u << 20);
+    EXPECT_STREQ(q.nt_min_far_origin, "topology");
+    EXPECT_EQ(q.nt, default_nt);
+
+    // Bad records are refused, and the file is left as it was.
+    locus_copy_calibration_t bad = cal;
+    bad.nt_min = 0;
+    EXPECT_EQ(locus_copy_calibration_save(path.c_str(), &bad), LOCUS_ERR_INVALID);
+    EXPECT_NE(std::string(locus_last_error()).find("nt_min 0"), std::string::npos) << locus_last_error();
+    bad = cal;
+    bad.nt_kernel = locus_copy_kernel_find("avx2-ntpf");
+    EXPECT_EQ(locus_copy_calibration_save(path.c_str(), &bad), LOCUS_ERR_INVALID);
+    EXPECT_NE(std::string(locus_last_error()).find("avx2-ntpf"), std::string::npos) << locus_last_error();
+    EXPECT_EQ(locus_copy_calibration_save(path.c_str(), nullptr), LOCUS_ERR_INVALID);
+    EXPECT_EQ(params(ctx(t, 0, 5)).nt_min, 3u << 20);
+
+    // Nowhere to write: a path through a regular file, and "none".
+    std::string blocked = path + "/below/copy.conf";
+    EXPECT_EQ(locus_copy_calibration_save(blocked.c_str(), &cal), LOCUS_ERR_SYSTEM);
+    EXPECT_NE(std::string(locus_last_error()).find(path), std::string::npos) << locus_last_error();
+    setenv("LOCUS_COPY_CALIBRATION", "none", 1);
+    EXPECT_EQ(locus_copy_calibration_save(nullptr, &cal), LOCUS_ERR_INVALID);
+    std::filesystem::remove_all(dir);
+}
+
 TEST_F(Select, CopiesAroundEveryThresholdAreExact)
 {
     // Far peer: both thresholds are live for the hinted copies.

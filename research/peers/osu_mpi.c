@@ -1,6 +1,6 @@
 /* osu_mpi: OSU-style MPI benchmarks between ranks 0 and 1, the peers' side of
  * `locus bench pingpong|bw|msgrate` (same loops, same iteration budget, same
- * output), built by bench/peers/compare.py with mpicc.openmpi and mpicc.mpich.
+ * output), built by research/peers/compare.py with mpicc.openmpi and mpicc.mpich.
  *   lat      ping-pong, one-way latency = round trip / 2
  *   bw       windows of --window MPI_Isend (receiver MPI_Irecv), MPI_Waitall,
  *            then a 4-byte ack, like osu_bw; MB/s = 1e6 B/s

@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
 """Measure locus's shm transport against its peers in ONE run, and print the
-markdown table of docs/PERFORMANCE.md ("### Against the peers").
+markdown table of research/LOG.md ("### Against the peers"; its target rows go
+into the current-numbers table of docs/PERFORMANCE.md).
 
-    sudo python3 bench/peers/compare.py [--build build] [--repeats 5] [--quick]
+    sudo python3 research/peers/compare.py [--build build] [--repeats 5] [--quick]
 
 Peers (installed from Debian packages when missing, as root): UCX 1.13
 ucx_perftest (tag_lat / tag_bw over posix, sysv, posix+cma and the "sm"
 alias), Open MPI 4.1 vader with CMA and without single copy, MPICH 4.0 (the
-last two through bench/peers/osu_mpi.c, built here with mpicc.openmpi and
-mpicc.mpich), the cache-line ping-pong bench/peers/clping.c between the same
+last two through research/peers/osu_mpi.c, built here with mpicc.openmpi and
+mpicc.mpich), the cache-line ping-pong research/peers/clping.c between the same
 two CPUs, and locus itself (`locus run -n 2 --bind core -- locus bench ...`).
 
 The host moves the two vCPUs between near and far physical cores every few
@@ -101,7 +102,7 @@ def build_tools(build, work):
                             src], check=True)
         tools[mpi] = out
     tools["clping"] = local_tool(build, work, "clping", os.path.join(HERE, "clping.c"))
-    fsrc = os.path.join(HERE, "..", "shm_floor.c")
+    fsrc = os.path.join(HERE, "..", "probes", "shm_floor.c")
     if os.path.exists(fsrc):
         tools["shm_floor"] = local_tool(build, work, "shm_floor", fsrc)
     return tools

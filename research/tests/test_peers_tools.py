@@ -1,4 +1,4 @@
-"""bench/peers tools, built and run for real: clping (cache-line ping-pong and
+"""research/peers tools, built and run for real: clping (cache-line ping-pong and
 placement probe) and osu_mpi under Open MPI (openmpi-bin / libopenmpi-dev are
 in scripts/deps.sh). Their output must parse with peers_table and be
 self-consistent; no speed is asserted."""
@@ -11,7 +11,7 @@ import sys
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-PEERS = os.path.join(ROOT, "bench", "peers")
+PEERS = os.path.join(ROOT, "research", "peers")
 sys.path.insert(0, PEERS)
 
 import peers_table as pt  # noqa: E402

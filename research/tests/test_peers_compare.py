@@ -1,6 +1,6 @@
-"""bench/peers: parsers, placement/busy filtering, targets and the markdown table
+"""research/peers: parsers, placement/busy filtering, targets and the markdown table
 of compare.py, on outputs recorded on the development machine
-(bench/peers/fixtures/), without running the peers."""
+(research/peers/fixtures/), without running the peers."""
 
 import json
 import os
@@ -10,7 +10,7 @@ import sys
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-PEERS = os.path.join(ROOT, "bench", "peers")
+PEERS = os.path.join(ROOT, "research", "peers")
 FIX = os.path.join(PEERS, "fixtures")
 sys.path.insert(0, PEERS)
 

@@ -1,7 +1,7 @@
-"""Parsing, aggregation and the markdown table of bench/peers/compare.py.
+"""Parsing, aggregation and the markdown table of research/peers/compare.py.
 
 Standard library only, so compare.py runs from the system python3, and the
-parsers are tested on recorded outputs (tests/py/test_peers_compare.py)
+parsers are tested on recorded outputs (research/tests/test_peers_compare.py)
 without running the peers.
 
 Units: latency one-way in microseconds, bandwidth in GB/s (1e9 B/s), message
@@ -28,7 +28,7 @@ LOCUS_PRIVATE_COPY = "locus shm, private buffers, CMA off"  # LOCUS_SHM_CMA=off:
 LOCUS_TOUCH = "locus shm, buffers written and read (--touch)"
 CL_ONE = "cache line, one shared line"
 CL_TWO = "cache line, one line per direction"
-# bench/shm_floor.c streaming: no library, copy-in/copy-out through a 256-cell
+# research/probes/shm_floor.c streaming: no library, copy-in/copy-out through a 256-cell
 # ring between the same two cores (the floor under any ring transport's rate)
 RING_FLOOR = "bare ring, no library (shm_floor)"
 # `locus bench copy`: one core copying a buffer to another, both its own and

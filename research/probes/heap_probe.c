@@ -1,5 +1,5 @@
 /* Heap fault-in probe: the measurements behind the heap section of
- * docs/PERFORMANCE.md (why fault-in is slower than memset on this VM).
+ * research/LOG.md (why fault-in is slower than memset on this VM).
  * Every line is one timed experiment with the /proc/vmstat counters that
  * moved during it.
  *
