@@ -18,8 +18,11 @@ typedef struct locus_tunable_info {
     const char *def;      /* default, as text */
     const char *accepted; /* what is accepted, as text */
     const char *help;     /* one line */
-    const char *value;    /* current value from the environment, or NULL if unset */
+    const char *value;    /* current value from the environment or the tune file, or NULL */
+    const char *source;   /* "environment", "tune file" (`locus tune`) or "default" */
     locus_status_t valid; /* LOCUS_OK, or the parse error of value */
+    const char *effective; /* what the value resolves to on this machine and why, e.g.
+                              "16.0 MiB (self-test)"; NULL if the module says nothing */
 } locus_tunable_info_t;
 
 /* Number of tunables the library knows. */

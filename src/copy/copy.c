@@ -3,6 +3,7 @@
 /* The real functions are defined here, not the header's inline fast path. */
 #define LOCUS_COPY_NO_INLINE 1
 #include "copy/kernels.h"
+#include "copy/proof.h"
 
 #include "core/config.h"
 #include "core/sysfs.h"
@@ -31,10 +32,19 @@ const char *copy_sysfs_root = "/sys";
 #define COPY_CHECK_OVERLAP 0
 #endif
 
-struct locus_copy_ctx {
+/* One answer of the selector: thresholds, kernels and the memcpy fast-path
+ * limits that follow from them. A context has two: from the topology (or the
+ * environment, tune file, calibration file), and after the self-test. */
+typedef struct copy_sel {
     locus_copy_params_t p;
     size_t direct_max[4]; /* below this total length the hint's choice is glibc memcpy */
     char origin_nt[540], origin_far[540];
+} copy_sel_t;
+
+struct locus_copy_ctx {
+    copy_sel_t sel[2];    /* [0] before the self-test, [1] with its answer */
+    int proved;           /* 1 once sel[1] is complete (read with acquire) */
+    bool auto_nt;         /* nothing fixed nt_min: the self-test decides it */
     lc_notes_t notes;
     bool hw_known;        /* sysfs describes the same L3 as the topology */
     lc_cache_t hw;        /* ... and then this is it */
@@ -90,27 +100,27 @@ static void apply_calibration(locus_copy_ctx_t *c)
             lc_note(&c->notes, "calibration file %s ignored: %s", path, why);
         return;
     }
-    if (cal.l3_size != c->p.l3_size || cal.l3_cpus != (uint64_t)c->p.l3_cpus) {
+    if (cal.l3_size != c->sel[0].p.l3_size || cal.l3_cpus != (uint64_t)c->sel[0].p.l3_cpus) {
         lc_note(&c->notes, "calibration file %s ignored: measured on an L3 of %llu bytes shared by %llu cpus, "
                 "this one is %llu bytes shared by %d", path, (unsigned long long)cal.l3_size,
-             (unsigned long long)cal.l3_cpus, (unsigned long long)c->p.l3_size, c->p.l3_cpus);
+             (unsigned long long)cal.l3_cpus, (unsigned long long)c->sel[0].p.l3_size, c->sel[0].p.l3_cpus);
         return;
     }
-    c->p.nt_min = cal.nt_min;
-    snprintf(c->origin_nt, sizeof c->origin_nt, "calibration %s", path);
+    c->sel[0].p.nt_min = cal.nt_min;
+    snprintf(c->sel[0].origin_nt, sizeof c->sel[0].origin_nt, "calibration %s", path);
     if (cal.has_far) {
-        c->p.nt_min_far = cal.nt_min_far;
-        snprintf(c->origin_far, sizeof c->origin_far, "calibration %s", path);
+        c->sel[0].p.nt_min_far = cal.nt_min_far;
+        snprintf(c->sel[0].origin_far, sizeof c->sel[0].origin_far, "calibration %s", path);
     }
     int k = cal.nt_kernel[0] ? locus_copy_kernel_find(cal.nt_kernel) : -1;
     if (k >= 0 && copy_kernels[k].nt_dest && !copy_kernels[k].nt_source &&
         locus_copy_kernel_available(k)) {
-        c->p.nt = k;
-        c->p.pf = locus_copy_kernel_variant(k, false, true);
-        c->p.ntpf = locus_copy_kernel_variant(k, true, true);
+        c->sel[0].p.nt = k;
+        c->sel[0].p.pf = locus_copy_kernel_variant(k, false, true);
+        c->sel[0].p.ntpf = locus_copy_kernel_variant(k, true, true);
     } else if (cal.nt_kernel[0]) {
         lc_note(&c->notes, "calibration file %s: nt_kernel '%s' is unknown or unavailable here; kept %s",
-             path, cal.nt_kernel, copy_kernels[c->p.nt].name);
+             path, cal.nt_kernel, copy_kernels[c->sel[0].p.nt].name);
     }
 }
 
@@ -121,10 +131,10 @@ static void pick_kernels(locus_copy_ctx_t *c)
     /* NT and prefetch loops: 256-bit vectors where available. 512-bit NT
      * stores gained nothing measurable here; calibration may choose them. */
     int base = copy_isa_allowed(ISA_AVX2) ? K_AVX2 : K_SSE2;
-    c->p.regular = K_LIBC;
-    c->p.nt = base + 1;
-    c->p.pf = base + 2;
-    c->p.ntpf = base + 3;
+    c->sel[0].p.regular = K_LIBC;
+    c->sel[0].p.nt = base + 1;
+    c->sel[0].p.pf = base + 2;
+    c->sel[0].p.ntpf = base + 3;
 }
 
 /* The topology lists only the cpus this process may use; when sysfs shows
@@ -139,10 +149,10 @@ static void hardware_sharing(locus_copy_ctx_t *c, int cpu, const locus_topo_l3_t
         if (l3->cpus[i] < 0 || !lc_cpuset_has(&c->hw.shared, l3->cpus[i]))
             return;
     c->hw_known = true;
-    if (c->hw.shared.count > c->p.l3_cpus) {
+    if (c->hw.shared.count > c->sel[0].p.l3_cpus) {
         lc_note(&c->notes, "L3 of cpu %d is shared by %d cpus (sysfs), %d of them usable by this process; "
-                "thresholds use %d", cpu, c->hw.shared.count, c->p.l3_cpus, c->hw.shared.count);
-        c->p.l3_cpus = c->hw.shared.count;
+                "thresholds use %d", cpu, c->hw.shared.count, c->sel[0].p.l3_cpus, c->hw.shared.count);
+        c->sel[0].p.l3_cpus = c->hw.shared.count;
     }
 }
 
@@ -156,18 +166,18 @@ static void describe_l3(locus_copy_ctx_t *c, const locus_topo_t *topo, int cpu)
     }
     locus_topo_l3_t l3;
     if (li >= 0 && locus_topo_l3(topo, li, &l3) == LOCUS_OK && l3.size_bytes > 0) {
-        c->p.l3_size = l3.size_bytes;
-        c->p.l3_cpus = l3.num_cpus > 0 ? l3.num_cpus : 1;
-        c->p.l3_source = l3.size_source;
+        c->sel[0].p.l3_size = l3.size_bytes;
+        c->sel[0].p.l3_cpus = l3.num_cpus > 0 ? l3.num_cpus : 1;
+        c->sel[0].p.l3_source = l3.size_source;
         if (l3.size_source != LOCUS_TOPO_SRC_HWLOC)
             lc_note(&c->notes, "L3 size %llu bytes comes from %s, not hwloc", (unsigned long long)l3.size_bytes,
                  l3.size_source == LOCUS_TOPO_SRC_SYSFS ? "sysfs" : "a default");
         hardware_sharing(c, cpu, &l3);
         return;
     }
-    c->p.l3_size = FALLBACK_L3;
-    c->p.l3_cpus = 1;
-    c->p.l3_source = LOCUS_TOPO_SRC_DEFAULT;
+    c->sel[0].p.l3_size = FALLBACK_L3;
+    c->sel[0].p.l3_cpus = 1;
+    c->sel[0].p.l3_source = LOCUS_TOPO_SRC_DEFAULT;
     lc_note(&c->notes, "no L3 size known (hwloc and sysfs report none); assumed %llu MiB for one cpu",
          FALLBACK_L3 >> 20);
 }
@@ -190,16 +200,73 @@ static int peer_shares(locus_copy_ctx_t *c, const locus_topo_t *topo, int cpu, i
     return na >= 0 && nb >= 0 && na != nb ? 0 : -1;
 }
 
-static void update_direct(locus_copy_ctx_t *c)
+static void update_direct(copy_sel_t *s, bool auto_nt)
 {
-    const locus_copy_params_t *p = &c->p;
+    const locus_copy_params_t *p = &s->p;
     for (unsigned h = 0; h < 4; h++) {
         uint64_t lim = p->nt_min;
         if (h && p->peer_shares_l3 != 1 && p->nt_min_far < lim)
             lim = p->nt_min_far;
-        c->direct_max[h] = COPY_CHECK_OVERLAP || p->forced_kernel >= 0 || p->regular != K_LIBC
+        /* until the self-test has answered, copies it concerns take the slow path */
+        if (auto_nt && lim > COPY_PROOF_MIN)
+            lim = COPY_PROOF_MIN;
+        s->direct_max[h] = COPY_CHECK_OVERLAP || p->forced_kernel >= 0 || p->regular != K_LIBC
                                ? 0 : (size_t)lim;
     }
+}
+
+/* sel[1] = sel[0] with the self-test's answer: big copies (>= its nt_min)
+ * use the NT kernel that won, the others glibc; prefetchnta is kept only if
+ * the winner uses it (it lost badly on some CPUs). A self-test that could
+ * not run means no NT stores for big copies: a tie with glibc, never worse. */
+static void apply_proof(copy_sel_t *to, const copy_sel_t *from, const copy_proof_t *pr, int nt_kernel)
+{
+    *to = *from;
+    locus_copy_params_t *p = &to->p;
+    int k = nt_kernel >= 0 ? nt_kernel : pr->kernel;
+    p->nt_min = pr->valid ? pr->nt_min : UINT64_MAX;
+    snprintf(to->origin_nt, sizeof to->origin_nt, "%s", pr->valid ? pr->origin : pr->why);
+    if (k >= 0) {
+        p->ntpf = k;
+        p->nt = locus_copy_kernel_variant(k, true, false);
+        p->pf = copy_kernels[k].nt_source ? locus_copy_kernel_variant(k, false, true) : p->regular;
+    }
+    p->nt_min_origin = to->origin_nt;
+    p->nt_min_far_origin = to->origin_far;
+    update_direct(to, false);
+}
+
+static pthread_mutex_t prove_lock = PTHREAD_MUTEX_INITIALIZER;
+static void publish_default(void);
+static locus_copy_ctx_t g_ctx; /* the process-wide context (see below) */
+
+/* Run (or load) the self-test and switch c to its answer; returns the index
+ * of c's selection in force. Thread-safe: the default context is shared. */
+static int prove(locus_copy_ctx_t *c)
+{
+    const copy_proof_t *pr = copy_proof_get();
+    int nt_kernel = -1;
+    if (lc_tun_is_set(LC_TUN_COPY_NT_KERNEL) && lc_tun_enum(LC_TUN_COPY_NT_KERNEL, &nt_kernel) == LOCUS_OK)
+        nt_kernel = nt_kernel > 0 ? locus_copy_kernel_find(lc_tun_text(LC_TUN_COPY_NT_KERNEL)) : -1;
+    pthread_mutex_lock(&prove_lock);
+    if (!c->proved) {
+        apply_proof(&c->sel[1], &c->sel[0], pr, nt_kernel);
+        __atomic_store_n(&c->proved, 1, __ATOMIC_RELEASE);
+        if (c == &g_ctx)
+            publish_default();
+    }
+    pthread_mutex_unlock(&prove_lock);
+    return 1;
+}
+
+/* The selection in force for a copy of `total` bytes (runs the self-test the
+ * first time a copy it concerns comes by). */
+static const copy_sel_t *sel_for(const locus_copy_ctx_t *c, size_t total)
+{
+    int cur = __atomic_load_n(&c->proved, __ATOMIC_ACQUIRE);
+    if (!cur && c->auto_nt && total >= COPY_PROOF_MIN)
+        cur = prove((locus_copy_ctx_t *)c);
+    return &c->sel[cur];
 }
 
 static locus_status_t check_cpu(const locus_topo_t *topo, int cpu, const char *what)
@@ -214,20 +281,20 @@ static locus_status_t check_cpu(const locus_topo_t *topo, int cpu, const char *w
 static locus_status_t ctx_init(locus_copy_ctx_t *c, const locus_topo_t *topo, int cpu, int peer)
 {
     memset(c, 0, sizeof *c);
-    c->p.cpu = cpu;
-    c->p.peer_cpu = peer;
-    c->p.forced_kernel = -1;
+    c->sel[0].p.cpu = cpu;
+    c->sel[0].p.peer_cpu = peer;
+    c->sel[0].p.forced_kernel = -1;
     describe_l3(c, topo, cpu);
-    c->p.peer_shares_l3 = peer_shares(c, topo, cpu, peer);
-    uint64_t share = c->p.l3_size / (uint64_t)c->p.l3_cpus;
+    c->sel[0].p.peer_shares_l3 = peer_shares(c, topo, cpu, peer);
+    uint64_t share = c->sel[0].p.l3_size / (uint64_t)c->sel[0].p.l3_cpus;
     /* glibc's classic rule (3/4 of the per-cpu share of the shared cache),
      * fed with the real L3 and sharing. Half the share (source plus
      * destination fill it) won on this machine only while the other cpu was
      * busy with the L3: see research/LOG.md, copy. */
-    c->p.nt_min = share / 4 * 3;
-    c->p.nt_min_far = share / 4;
-    snprintf(c->origin_nt, sizeof c->origin_nt, "topology");
-    snprintf(c->origin_far, sizeof c->origin_far, "topology");
+    c->sel[0].p.nt_min = share / 4 * 3;
+    c->sel[0].p.nt_min_far = share / 4;
+    snprintf(c->sel[0].origin_nt, sizeof c->sel[0].origin_nt, "topology");
+    snprintf(c->sel[0].origin_far, sizeof c->sel[0].origin_far, "topology");
     pick_kernels(c);
     apply_calibration(c);
 
@@ -237,14 +304,14 @@ static locus_status_t ctx_init(locus_copy_ctx_t *c, const locus_topo_t *topo, in
     if (st)
         return st;
     if (set) {
-        c->p.nt_min = v;
-        snprintf(c->origin_nt, sizeof c->origin_nt, "LOCUS_COPY_NT_MIN");
+        c->sel[0].p.nt_min = v;
+        snprintf(c->sel[0].origin_nt, sizeof c->sel[0].origin_nt, "LOCUS_COPY_NT_MIN");
     }
     if ((st = read_threshold(LC_TUN_COPY_NT_MIN_FAR, &set, &v)))
         return st;
     if (set) {
-        c->p.nt_min_far = v;
-        snprintf(c->origin_far, sizeof c->origin_far, "LOCUS_COPY_NT_MIN_FAR");
+        c->sel[0].p.nt_min_far = v;
+        snprintf(c->sel[0].origin_far, sizeof c->sel[0].origin_far, "LOCUS_COPY_NT_MIN_FAR");
     }
     int forced = 0;
     if ((st = lc_tun_enum(LC_TUN_COPY_KERNEL, &forced)))
@@ -256,11 +323,18 @@ static locus_status_t ctx_init(locus_copy_ctx_t *c, const locus_topo_t *topo, in
             return lc_err(LOCUS_ERR_UNSUPPORTED,
                              "LOCUS_COPY_KERNEL=%s: this CPU (or LOCUS_COPY_ISA) lacks its "
                              "instructions", copy_kernels[forced - 1].name);
-        c->p.forced_kernel = forced - 1;
+        c->sel[0].p.forced_kernel = forced - 1;
     }
-    c->p.nt_min_origin = c->origin_nt;
-    c->p.nt_min_far_origin = c->origin_far;
-    update_direct(c);
+    c->sel[0].p.nt_min_origin = c->sel[0].origin_nt;
+    c->sel[0].p.nt_min_far_origin = c->sel[0].origin_far;
+    int selftest = 0;
+    if ((st = lc_tun_enum(LC_TUN_COPY_SELFTEST, &selftest)) ||
+        (st = lc_tun_enum(LC_TUN_COPY_NT_KERNEL, &(int){0})))
+        return st;
+    c->auto_nt = selftest != 1 && !strcmp(c->sel[0].origin_nt, "topology");
+    update_direct(&c->sel[0], c->auto_nt);
+    if (c->auto_nt && copy_proof_peek()) /* another context already asked: answer now */
+        prove(c);
     return LOCUS_OK;
 }
 
@@ -293,9 +367,6 @@ locus_status_t locus_copy_ctx_create(const locus_topo_t *topo, int cpu, int peer
     return LOCUS_OK;
 }
 
-static locus_copy_ctx_t g_ctx; /* the process-wide context (see below) */
-static void publish_default(void);
-
 /* The process-wide context is static: destroying it is a no-op. */
 void locus_copy_ctx_destroy(locus_copy_ctx_t *ctx)
 {
@@ -309,7 +380,7 @@ locus_status_t locus_copy_ctx_params(const locus_copy_ctx_t *ctx, locus_copy_par
 {
     if (!ctx || !out)
         return lc_err(LOCUS_ERR_INVALID, "locus_copy_ctx_params: NULL argument");
-    *out = ctx->p;
+    *out = sel_for(ctx, COPY_PROOF_MIN)->p; /* the self-test's answer if it has one */
     return LOCUS_OK;
 }
 
@@ -323,8 +394,10 @@ locus_status_t locus_copy_ctx_force(locus_copy_ctx_t *ctx, int k)
     if (k >= 0 && !locus_copy_kernel_available(k))
         return lc_err(LOCUS_ERR_UNSUPPORTED, "copy kernel %s: not supported by this CPU",
                          copy_kernels[k].name);
-    ctx->p.forced_kernel = k;
-    update_direct(ctx);
+    for (int i = 0; i < 2; i++) {
+        ctx->sel[i].p.forced_kernel = k;
+        update_direct(&ctx->sel[i], i == 0 && ctx->auto_nt);
+    }
     if (ctx == &g_ctx) /* the inline fast path must see it too */
         publish_default();
     return LOCUS_OK;
@@ -334,7 +407,7 @@ locus_status_t locus_copy_ctx_force(locus_copy_ctx_t *ctx, int k)
 
 static int select_kernel(const locus_copy_ctx_t *c, size_t total, unsigned hint)
 {
-    const locus_copy_params_t *p = &c->p;
+    const locus_copy_params_t *p = &sel_for(c, total)->p;
     if (p->forced_kernel >= 0)
         return p->forced_kernel;
     bool big = total >= p->nt_min;
@@ -419,7 +492,8 @@ static void default_init(void)
 static void publish_default(void)
 {
     for (int h = 0; h < 4; h++)
-        __atomic_store_n(&locus_copy_memcpy_below_[h], g_ctx.direct_max[h], __ATOMIC_RELEASE);
+        __atomic_store_n(&locus_copy_memcpy_below_[h], g_ctx.sel[g_ctx.proved].direct_max[h],
+                         __ATOMIC_RELEASE);
 }
 
 static locus_status_t default_ctx(const locus_copy_ctx_t **out)
@@ -486,3 +560,28 @@ locus_status_t locus_copy_part(void *dst, const void *src, size_t len, size_t to
 LC_TUN_VALIDATOR(COPY_NT_MIN, copy_validate_threshold)
 LC_TUN_VALIDATOR(COPY_NT_MIN_FAR, copy_validate_threshold)
 LC_TUN_VALIDATOR(COPY_CALIBRATION, copy_validate_calibration)
+
+/* `locus config`: what "auto" means on this machine, and why. */
+static void resolve_nt_min(char *buf, size_t len)
+{
+    locus_copy_ctx_t *c;
+    locus_copy_params_t p;
+    if (locus_copy_default_ctx(&c) || locus_copy_ctx_params(c, &p))
+        return;
+    char sz[32];
+    snprintf(buf, len, "%s (%s)", p.nt_min == UINT64_MAX ? "never" : locus_format_size(p.nt_min, sz, sizeof sz),
+             p.nt_min_origin);
+}
+
+static void resolve_nt_kernel(char *buf, size_t len)
+{
+    locus_copy_ctx_t *c;
+    locus_copy_params_t p;
+    if (locus_copy_default_ctx(&c) || locus_copy_ctx_params(c, &p))
+        return;
+    snprintf(buf, len, "%s (%s)", p.nt_min == UINT64_MAX ? "none: glibc memcpy at every size"
+             : copy_kernels[p.ntpf].name, p.nt_min_origin);
+}
+
+LC_TUN_RESOLVER(COPY_NT_MIN, resolve_nt_min)
+LC_TUN_RESOLVER(COPY_NT_KERNEL, resolve_nt_kernel)

@@ -1,6 +1,7 @@
 /* The one place LOCUS_* tunables are parsed and validated (tunables.def). */
 #include "core/config.h"
 #include "core/error.h"
+#include "core/tune.h"
 
 #include <errno.h>
 #include <math.h>
@@ -33,8 +34,15 @@ static const tunable_t tunables[LC_TUN_COUNT] = {
 #undef LOCUS_TUNABLE
 };
 
-/* Filled by the modules (lc_tun_set_validator) when they are loaded. */
+/* Filled by the modules (lc_tun_set_validator/_resolver) when they are loaded. */
 static lc_tun_validator_t validators[LC_TUN_COUNT];
+static lc_tun_resolver_t resolvers[LC_TUN_COUNT];
+
+void lc_tun_set_resolver(lc_tun_id_t id, lc_tun_resolver_t fn)
+{
+    if ((unsigned)id < LC_TUN_COUNT)
+        resolvers[id] = fn;
+}
 
 void lc_tun_set_validator(lc_tun_id_t id, lc_tun_validator_t fn)
 {
@@ -50,16 +58,36 @@ static const char *type_name(tun_type_t t)
 
 /* ---------- tunables ---------- */
 
+/* The explicit value: the environment's, else the tune file's, else NULL. */
+static const char *explicit_value(lc_tun_id_t id, lc_tun_source_t *src)
+{
+    const char *v = getenv(tunables[id].name);
+    if (v) {
+        if (src) *src = LC_SRC_ENV;
+        return v;
+    }
+    v = lc_tune_value(tunables[id].name);
+    if (src) *src = v ? LC_SRC_TUNE : LC_SRC_DEFAULT;
+    return v;
+}
+
 bool lc_tun_is_set(lc_tun_id_t id)
 {
-    return getenv(tunables[id].name) != NULL;
+    return explicit_value(id, NULL) != NULL;
+}
+
+lc_tun_source_t lc_tun_source(lc_tun_id_t id)
+{
+    lc_tun_source_t src;
+    explicit_value(id, &src);
+    return src;
 }
 
 const char *lc_tun_default(lc_tun_id_t id) { return tunables[id].def; }
 
 const char *lc_tun_text(lc_tun_id_t id)
 {
-    const char *v = getenv(tunables[id].name);
+    const char *v = explicit_value(id, NULL);
     return v ? v : tunables[id].def;
 }
 
@@ -68,9 +96,11 @@ static locus_status_t named(lc_tun_id_t id, locus_status_t st)
 {
     if (st == LOCUS_OK)
         return st;
-    char msg[400];
+    char msg[400], where[600] = "";
     snprintf(msg, sizeof msg, "%s", locus_last_error());
-    return lc_err(st, "%s=%s", tunables[id].name, msg);
+    if (lc_tun_source(id) == LC_SRC_TUNE)
+        snprintf(where, sizeof where, " (in the tune file %s)", lc_tune_path((char[512]){0}, 512));
+    return lc_err(st, "%s=%s%s", tunables[id].name, msg, where);
 }
 
 static void accepted_text(const tunable_t *t, char *buf, size_t len)
@@ -268,9 +298,9 @@ locus_status_t lc_tun_load(const lc_tun_bind_t *binds, size_t n, void *obj, size
     locus_status_t st = LOCUS_OK;
     for (size_t i = 0; i < n && !st; i++) {
         lc_tun_id_t id = binds[i].id;
-        if (from == LC_TUN_ENV && !lc_tun_is_set(id))
+        const char *text = from == LC_TUN_ENV ? explicit_value(id, NULL) : tunables[id].def;
+        if (!text)
             continue;
-        const char *text = from == LC_TUN_ENV ? getenv(tunables[id].name) : tunables[id].def;
         tun_value_t v;
         st = named(id, parse_text(id, text, &v));
         if (!st)
@@ -306,8 +336,15 @@ locus_status_t locus_config_describe(size_t i, locus_tunable_info_t *info)
     info->def = t->def;
     info->accepted = accepted[i];
     info->help = t->help;
-    info->value = getenv(t->name);
+    lc_tun_source_t src;
+    info->value = explicit_value((lc_tun_id_t)i, &src);
+    info->source = src == LC_SRC_ENV ? "environment" : src == LC_SRC_TUNE ? "tune file" : "default";
     info->valid = info->value ? validate((lc_tun_id_t)i) : LOCUS_OK;
+    static _Thread_local char effective[LC_TUN_COUNT][200];
+    effective[i][0] = '\0';
+    if (info->valid == LOCUS_OK && resolvers[i])
+        resolvers[i](effective[i], sizeof effective[i]);
+    info->effective = effective[i][0] ? effective[i] : NULL;
     return LOCUS_OK;
 }
 

@@ -18,8 +18,12 @@ typedef enum lc_tun_id {
     LC_TUN_COUNT
 } lc_tun_id_t;
 
+/* Where a tunable's value comes from. */
+typedef enum lc_tun_source { LC_SRC_DEFAULT, LC_SRC_TUNE, LC_SRC_ENV } lc_tun_source_t;
+/* Set explicitly: in the environment or the tune file (core/tune.h). */
 bool lc_tun_is_set(lc_tun_id_t id);
-/* The raw text (environment or default). */
+lc_tun_source_t lc_tun_source(lc_tun_id_t id);
+/* The raw text (environment, tune file or default). */
 const char *lc_tun_text(lc_tun_id_t id);
 /* The table's default, as text. */
 const char *lc_tun_default(lc_tun_id_t id);
@@ -40,6 +44,15 @@ uint64_t lc_tun_default_u64(lc_tun_id_t id);
  * registered by the module when it is loaded, so core never calls up. */
 typedef locus_status_t (*lc_tun_validator_t)(const char *value);
 void lc_tun_set_validator(lc_tun_id_t id, lc_tun_validator_t fn);
+/* A module's account of what an "auto" (or derived) value resolves to here
+ * and where that came from ("16 MiB (self-test)"), for `locus config`. */
+typedef void (*lc_tun_resolver_t)(char *buf, size_t len);
+void lc_tun_set_resolver(lc_tun_id_t id, lc_tun_resolver_t fn);
+#define LC_TUN_RESOLVER(ID, FN)                                                     \
+    __attribute__((constructor)) static void lc_resolver_##ID(void)                  \
+    {                                                                                \
+        lc_tun_set_resolver(LC_TUN_##ID, FN);                                        \
+    }
 /* In the module's source file: registers FN for LOCUS_<ID> when the library
  * (or the object, in a static link) is loaded. */
 #define LC_TUN_VALIDATOR(ID, FN)                                                    \

@@ -25,7 +25,8 @@ extern "C" {
 namespace {
 
 const char *kVars[] = {"LOCUS_COPY_NT_MIN", "LOCUS_COPY_NT_MIN_FAR", "LOCUS_COPY_KERNEL",
-                       "LOCUS_COPY_ISA", "LOCUS_COPY_CALIBRATION"};
+                       "LOCUS_COPY_ISA", "LOCUS_COPY_CALIBRATION", "LOCUS_COPY_SELFTEST",
+                       "LOCUS_COPY_NT_KERNEL", "LOCUS_TUNE_FILE"};
 
 class Select : public ::testing::Test {
 protected:
@@ -34,6 +35,9 @@ protected:
         for (const char *v : kVars)
             unsetenv(v);
         setenv("LOCUS_COPY_CALIBRATION", "none", 1);
+        // these tests check the topology's rule; tests/unit/test_copy_proof.cc the self-test
+        setenv("LOCUS_COPY_SELFTEST", "off", 1);
+        setenv("LOCUS_TUNE_FILE", "none", 1);
     }
     void TearDown() override
     {

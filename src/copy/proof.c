@@ -1,0 +1,317 @@
+/* The copy self-test (see proof.h): measure, cache, load. */
+#include "copy/proof.h"
+
+#include "copy/kernels.h"
+#include "core/clock.h"
+#include "core/config.h"
+#include "core/tune.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gnu/libc-version.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <locus/copy.h>
+
+#define BUF_BYTES (64ull << 20)
+/* NT must beat glibc by this much to be chosen: a tie is glibc's (no risk). */
+#define MARGIN 1.05
+/* The test maps 2 x 64 MiB: not where memory is that short. */
+#define MIN_AVAILABLE (512ull << 20)
+
+static copy_proof_t g_proof;
+static bool g_known;
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+
+/* ---------- measuring ---------- */
+
+static double gbps(int k, char *dst, const char *src, size_t n)
+{
+    uint64_t t0 = lc_now_ns();
+    copy_kernels[k].fn(dst, src, n);
+    uint64_t dt = lc_now_ns() - t0;
+    return dt ? (double)n / (double)dt : 0;
+}
+
+/* The NT kernels worth trying here: plain NT stores of each usable vector
+ * width and NT + prefetchnta of the 256-bit family (the previous default). */
+static int candidates(int *out)
+{
+    int n = 0;
+    if (copy_isa_allowed(ISA_AVX512))
+        out[n++] = K_AVX512_NT;
+    if (copy_isa_allowed(ISA_AVX2)) {
+        out[n++] = K_AVX2_NT;
+        out[n++] = K_AVX2_NTPF;
+    } else {
+        out[n++] = K_SSE2_NT;
+        out[n++] = K_SSE2_NTPF;
+    }
+    return n;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Median of `reps` rounds for each kernel of ks[] at size n, the kernels
+ * interleaved and their order rotated each round, so that a burst of
+ * interference from elsewhere falls on all of them alike. */
+static void race(const int *ks, int nk, double *med, char *dst, const char *src, size_t n, int reps)
+{
+    double g[8][16];
+    if (reps > 16)
+        reps = 16;
+    for (int r = 0; r < reps; r++)
+        for (int j = 0; j < nk; j++) {
+            int i = (j + r) % nk;
+            g[i][r] = gbps(ks[i], dst, src, n);
+        }
+    for (int i = 0; i < nk; i++) {
+        qsort(g[i], (size_t)reps, sizeof g[i][0], cmp_double);
+        med[i] = g[i][reps / 2];
+    }
+}
+
+static uint64_t mem_available(void)
+{
+    FILE *f = fopen("/proc/meminfo", "re");
+    char line[256];
+    unsigned long long kb = 0;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
+            break;
+    if (f)
+        fclose(f);
+    uint64_t avail = kb << 10;
+    /* a cgroup limit below the machine's free memory is the real bound */
+    f = fopen("/sys/fs/cgroup/memory.max", "re");
+    unsigned long long max = 0, cur = 0;
+    if (f && fscanf(f, "%llu", &max) == 1) {
+        FILE *c = fopen("/sys/fs/cgroup/memory.current", "re");
+        if (c && fscanf(c, "%llu", &cur) == 1 && max > cur && max - cur < avail)
+            avail = max - cur;
+        if (c)
+            fclose(c);
+    }
+    if (f)
+        fclose(f);
+    return avail;
+}
+
+static void stamp(copy_proof_t *out)
+{
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(out->origin, sizeof out->origin, "self-test %Y-%m-%dT%H:%MZ", &tm);
+}
+
+/* From the largest size down: NT is chosen from the smallest size at which it
+ * won by MARGIN there and at every larger size. */
+static void crossover(copy_proof_t *out, char *dst, const char *src, int reps)
+{
+    int ks[2] = {K_LIBC, out->kernel};
+    for (int i = COPY_PROOF_SIZES - 1; i >= 0; i--) {
+        double g[2];
+        if (i == COPY_PROOF_SIZES - 1) {
+            g[0] = out->glibc_gbps[i];
+            g[1] = out->nt_gbps[i];
+        } else {
+            race(ks, 2, g, dst, src, copy_proof_size(i), reps);
+            out->glibc_gbps[i] = g[0];
+            out->nt_gbps[i] = g[1];
+        }
+        if (g[1] < MARGIN * g[0])
+            break;
+        out->nt_min = copy_proof_size(i);
+    }
+}
+
+void copy_proof_measure(copy_proof_t *out, int reps)
+{
+    memset(out, 0, sizeof *out);
+    out->kernel = -1;
+    out->nt_min = UINT64_MAX;
+    if (reps < 1)
+        reps = 1;
+    uint64_t avail = mem_available();
+    if (avail < MIN_AVAILABLE) {
+        snprintf(out->why, sizeof out->why, "self-test skipped: %llu MiB of memory available, it needs %llu",
+                 (unsigned long long)(avail >> 20), (unsigned long long)(MIN_AVAILABLE >> 20));
+        return;
+    }
+    char *buf = mmap(NULL, 2 * BUF_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (buf == MAP_FAILED) {
+        snprintf(out->why, sizeof out->why, "self-test skipped: mmap of %llu MiB: %s",
+                 (unsigned long long)(2 * BUF_BYTES >> 20), strerror(errno));
+        return;
+    }
+    char *src = buf, *dst = buf + BUF_BYTES;
+    memset(buf, 0x5a, 2 * BUF_BYTES); /* fault in: page faults are not copy speed */
+    int ks[8];
+    ks[0] = K_LIBC;
+    out->ncandidates = candidates(ks + 1);
+    double g[8];
+    int top = COPY_PROOF_SIZES - 1;
+    race(ks, out->ncandidates + 1, g, dst, src, copy_proof_size(top), reps);
+    out->glibc_gbps[top] = g[0];
+    int win = -1;
+    for (int i = 0; i < out->ncandidates; i++) {
+        out->candidates[i] = ks[i + 1];
+        out->family_gbps[i] = g[i + 1];
+        if (win < 0 || g[i + 1] > g[win + 1])
+            win = i;
+    }
+    out->kernel = ks[win + 1];
+    out->nt_gbps[top] = g[win + 1];
+    crossover(out, dst, src, reps);
+    if (out->nt_min == UINT64_MAX)
+        out->kernel = -1;
+    munmap(buf, 2 * BUF_BYTES);
+    out->valid = true;
+    stamp(out);
+}
+
+/* ---------- the cache file ---------- */
+
+static const char *isa_name(void)
+{
+    return copy_isa_allowed(ISA_AVX512) ? "avx512" : copy_isa_allowed(ISA_AVX2) ? "avx2" : "sse2";
+}
+
+static void cache_key(char *buf, size_t len)
+{
+    char host[512];
+    snprintf(buf, len, "%s; glibc %s; isa %s", lc_tune_host(host, sizeof host),
+             gnu_get_libc_version(), isa_name());
+}
+
+static const char *cache_path(char *buf, size_t len)
+{
+    return lc_cache_file("copy-selftest.conf", buf, len);
+}
+
+int copy_proof_save(const copy_proof_t *pr)
+{
+    char path[512], tmp[600], key[700];
+    if (!pr->valid || !*cache_path(path, sizeof path))
+        return -1;
+    lc_make_parent(path);
+    snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
+    FILE *f = fopen(tmp, "we");
+    if (!f)
+        return -1;
+    cache_key(key, sizeof key);
+    fprintf(f, "# locus copy self-test: where NT stores beat glibc memcpy on this machine\n");
+    fprintf(f, "key=%s\nkernel=%s\n", key, pr->kernel >= 0 ? copy_kernels[pr->kernel].name : "libc");
+    if (pr->nt_min == UINT64_MAX)
+        fprintf(f, "nt_min=never\n");
+    else
+        fprintf(f, "nt_min=%llu\n", (unsigned long long)pr->nt_min);
+    fprintf(f, "origin=%s\n# MiB   glibc GB/s   NT GB/s\n", pr->origin);
+    for (int i = 0; i < COPY_PROOF_SIZES; i++)
+        if (pr->glibc_gbps[i] > 0)
+            fprintf(f, "# %4llu %10.2f %10.2f\n", (unsigned long long)(copy_proof_size(i) >> 20),
+                    pr->glibc_gbps[i], pr->nt_gbps[i]);
+    int bad = fclose(f) != 0 || rename(tmp, path) != 0;
+    if (bad)
+        unlink(tmp);
+    return bad ? -1 : 0;
+}
+
+static int kernel_by_name(const char *name)
+{
+    for (int k = 0; k < K_COUNT; k++)
+        if (!strcmp(copy_kernels[k].name, name))
+            return k;
+    return -2;
+}
+
+/* The cache if it was measured on this machine with this glibc and ISA. */
+static bool load(copy_proof_t *out)
+{
+    char path[512], key[700], line[900];
+    if (!*cache_path(path, sizeof path))
+        return false;
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return false;
+    cache_key(key, sizeof key);
+    bool key_ok = false, have_kernel = false, have_min = false;
+    memset(out, 0, sizeof *out);
+    while (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\r\n")] = '\0';
+        char *v = strchr(line, '=');
+        if (line[0] == '#' || !v)
+            continue;
+        *v++ = '\0';
+        if (!strcmp(line, "key"))
+            key_ok = !strcmp(v, key);
+        else if (!strcmp(line, "kernel")) {
+            out->kernel = strcmp(v, "libc") ? kernel_by_name(v) : -1;
+            have_kernel = out->kernel == -1 || (out->kernel >= 0 && copy_kernels[out->kernel].nt_dest &&
+                                                locus_copy_kernel_available(out->kernel));
+        } else if (!strcmp(line, "nt_min")) {
+            char *end;
+            out->nt_min = strcmp(v, "never") ? strtoull(v, &end, 10) : UINT64_MAX;
+            have_min = !strcmp(v, "never") || (*v && !*end && out->nt_min > 0);
+        }
+    }
+    fclose(f);
+    if (!key_ok || !have_kernel || !have_min || (out->kernel < 0) != (out->nt_min == UINT64_MAX))
+        return false;
+    snprintf(out->origin, sizeof out->origin, "self-test cache %.140s", path);
+    out->valid = true;
+    return true;
+}
+
+/* ---------- once per process ---------- */
+
+static void proof_once(void)
+{
+    int mode = 0; /* auto|off|rerun */
+    lc_tun_enum(LC_TUN_COPY_SELFTEST, &mode);
+    if (mode != 2 && load(&g_proof)) {
+        __atomic_store_n(&g_known, true, __ATOMIC_RELEASE);
+        return;
+    }
+    /* One process measures; the others of a job started together wait for
+     * its answer instead of measuring on a machine it is loading. */
+    char path[512], lock[600];
+    int fd = -1;
+    if (*cache_path(path, sizeof path)) {
+        lc_make_parent(path);
+        snprintf(lock, sizeof lock, "%s.lock", path);
+        fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+        if (fd >= 0)
+            flock(fd, LOCK_EX);
+    }
+    if (mode == 2 || !load(&g_proof)) {
+        copy_proof_measure(&g_proof, 5);
+        copy_proof_save(&g_proof);
+    }
+    if (fd >= 0)
+        close(fd);
+    __atomic_store_n(&g_known, true, __ATOMIC_RELEASE);
+}
+
+const copy_proof_t *copy_proof_get(void)
+{
+    pthread_once(&g_once, proof_once);
+    return &g_proof;
+}
+
+const copy_proof_t *copy_proof_peek(void)
+{
+    return __atomic_load_n(&g_known, __ATOMIC_ACQUIRE) ? &g_proof : NULL;
+}
