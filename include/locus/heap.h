@@ -48,6 +48,13 @@ typedef enum locus_heap_verify {
     LOCUS_VERIFY_NONE   = 2, /* residency and page kind (smaps) only */
 } locus_heap_verify_t;
 
+typedef enum locus_heap_fault_order {
+    LOCUS_FAULT_AUTO  = 0, /* huge pages through their last 4 KiB first (see LOCUS_FAULT_LAST) */
+    LOCUS_FAULT_LAST  = 1, /* each THP / 2 MiB page faulted at its last 4 KiB first, so the
+                              kernel clears it first-to-last (twice as fast on some CPUs) */
+    LOCUS_FAULT_FIRST = 2, /* plain MADV_POPULATE_WRITE from the first byte */
+} locus_heap_fault_order_t;
+
 /* Called from the creating thread about every 100 ms during fault-in. */
 typedef void (*locus_heap_progress_fn)(void *arg, uint64_t done_bytes, uint64_t total_bytes);
 
@@ -63,6 +70,7 @@ typedef struct locus_heap_attr {
     locus_heap_verify_t verify;
     uint64_t chunk;         /* fault-in chunk, rounded up to a page multiple; 0 = 8 MiB */
     uint32_t samples;       /* pages checked by LOCUS_VERIFY_SAMPLE; 0 = 16384 */
+    locus_heap_fault_order_t fault_order;
     locus_heap_progress_fn progress;
     void *progress_arg;
 } locus_heap_attr_t;

@@ -303,9 +303,9 @@ static locus_status_t place(struct locus_heap *h, const locus_heap_attr_t *a, co
  * one (THP, 2 MiB hugetlb: folio_zero_user -> process_huge_page) are faulted
  * through their last 4 KiB so that the clearing runs first to last; gigantic
  * pages (1 GiB) are always cleared first to last and 4k has no subpages. */
-static uint64_t tail_unit(kind_t k)
+static uint64_t tail_unit(kind_t k, locus_heap_fault_order_t order)
 {
-    return k.page > 4096 && k.page < (1ull << 30) ? k.page : 0;
+    return order != LOCUS_FAULT_FIRST && k.page > 4096 && k.page < (1ull << 30) ? k.page : 0;
 }
 
 /* Which node of the set page 0 of an interleaved heap is on. The kernel
@@ -318,7 +318,7 @@ static locus_status_t interleave_phase(struct locus_heap *h, const locus_topo_t 
                                        kind_t k, uint64_t *phase)
 {
     int use_touch = 0, status = -1;
-    int e = heap_populate(h->base, k.page, tail_unit(k), k.kind == LOCUS_PAGES_THP, k.page, &use_touch);
+    int e = heap_populate(h->base, k.page, tail_unit(k, h->fault_order), k.kind == LOCUS_PAGES_THP, k.page, &use_touch);
     if (e)
         return lc_err_errno(LOCUS_ERR_NO_MEMORY, e, "heap fault-in of the first page");
     void *p = h->base;
@@ -392,7 +392,7 @@ static locus_status_t fault(struct locus_heap *h, const locus_heap_attr_t *a, co
     heap_plan_init(plan, units, k.page, round_up(chunk, k.page) / k.page, nslots,
                    a->policy == LOCUS_HEAP_INTERLEAVE, phase,
                    a->policy == LOCUS_HEAP_LOCAL ? weights : NULL);
-    heap_fault_args_t fa = {h->base, plan, nt, cpus, home, h->hugetlb ? k.page : 4096, tail_unit(k),
+    heap_fault_args_t fa = {h->base, plan, nt, cpus, home, h->hugetlb ? k.page : 4096, tail_unit(k, h->fault_order),
                             k.kind == LOCUS_PAGES_THP, a->policy == LOCUS_HEAP_LOCAL, a->progress,
                             a->progress_arg};
     bool fallback = false;
@@ -485,6 +485,13 @@ locus_status_t locus_heap_create(const locus_heap_attr_t *attr, const locus_topo
         return lc_err(LOCUS_ERR_NO_MEMORY, "heap: cannot allocate the heap object");
     }
     h->samples = attr->samples ? attr->samples : lc_tun_default_u64(LC_TUN_HEAP_SAMPLES);
+    h->fault_order = attr->fault_order;
+    if ((unsigned)h->fault_order > LOCUS_FAULT_FIRST) {
+        free(h);
+        locus_topo_destroy(own);
+        return lc_err(LOCUS_ERR_INVALID, "heap fault_order %d: expected 0 (auto), 1 (last) or 2 (first)",
+                      (int)attr->fault_order);
+    }
     st = create(h, attr, topo);
     locus_topo_destroy(own);
     if (st) {

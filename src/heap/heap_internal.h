@@ -18,6 +18,7 @@ struct locus_heap {
     uint64_t size;
     bool hugetlb;
     uint64_t samples;
+    locus_heap_fault_order_t fault_order;
     locus_heap_stats_t stats;
     lc_notes_t notes;
     size_t notes_base; /* notes of create; verify re-adds its own after these */
