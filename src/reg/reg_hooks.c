@@ -52,7 +52,7 @@ static void subscribe(locus_reg_cache_t *c)
     unsubscribe_fn unsub;
     if (!find_hooks(&sub, &unsub)) {
         lc_note(&c->notes, "memory hooks absent (liblocus_hooks not linked or preloaded): unmapped or freed "
-                           "memory is not detected; call locus_reg_invalidate before unmapping registered memory");
+                           "memory is not detected; this cache relies on locus_reg_invalidate");
         return;
     }
     c->hsub.fn = on_unmap;

@@ -302,7 +302,8 @@ TEST(Reg, HooksSubscribed)
 {
     Cache k;
     EXPECT_TRUE(k.stats().hooks) << locus_reg_notes(k.c);
-    EXPECT_EQ(std::string(locus_reg_notes(k.c)).find("memory hooks"), std::string::npos) << locus_reg_notes(k.c);
+    EXPECT_EQ(std::string(locus_reg_notes(k.c)).find("relies on locus_reg_invalidate"), std::string::npos)
+        << locus_reg_notes(k.c);
     // destroy gives the subscriber slot back (the hooks have 16): 40 caches in turn
     for (int i = 0; i < 40; i++) {
         Cache t;
