@@ -93,15 +93,26 @@ HOOK void *sbrk(intptr_t inc)
     return old;
 }
 
+/* One /proc/self/maps line: "start-end perms offset dev inode path". */
+static void maps_line(const char *line, uint64_t *s, uint64_t *e, uint64_t *ino)
+{
+    char *p;
+    *s = strtoull(line, &p, 16);
+    *e = strtoull(p + 1, &p, 16);
+    for (int f = 0; f < 3 && p; f++)
+        p = strchr(p + 1, ' ');
+    *ino = p ? strtoull(p + 1, NULL, 10) : 0;
+}
+
 /* The extent of the mapping at addr (and the VMAs right after it with the
- * same inode), from /proc/self/maps; no allocation. */
+ * same inode), from /proc/self/maps; no allocation (we may be inside malloc). */
 static size_t mapping_len(const void *addr)
 {
     int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return 0;
     char buf[4096], line[512];
-    size_t ll = 0, total = 0;
+    size_t ll = 0;
     uint64_t want = (uintptr_t)addr, end = 0, inode = 0;
     bool found = false, stop = false;
     ssize_t n;
@@ -113,11 +124,8 @@ static size_t mapping_len(const void *addr)
             }
             line[ll] = 0;
             ll = 0;
-            char *p;
-            uint64_t s = strtoull(line, &p, 16), e = strtoull(p + 1, &p, 16);
-            /* perms offset dev inode */
-            for (int f = 0; f < 3 && p; f++) p = strchr(p + 1, ' ');
-            uint64_t ino = p ? strtoull(p + 1, NULL, 10) : 0;
+            uint64_t s, e, ino;
+            maps_line(line, &s, &e, &ino);
             if (!found && s == want) {
                 found = true; end = e; inode = ino;
             } else if (found && s == end && ino == inode) {
@@ -128,9 +136,7 @@ static size_t mapping_len(const void *addr)
         }
     }
     close(fd);
-    if (found)
-        total = (size_t)(end - want);
-    return total;
+    return found ? (size_t)(end - want) : 0;
 }
 
 HOOK int shmdt(const void *addr)
