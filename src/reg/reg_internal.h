@@ -1,4 +1,5 @@
-/* Internals of the registration cache. */
+/* Internals of the registration cache: its data structures and the calls
+ * between its files (the list below). */
 #ifndef LOCUS_REG_INTERNAL_H
 #define LOCUS_REG_INTERNAL_H
 
@@ -15,16 +16,15 @@
 #define LIKELY(x) __builtin_expect(!!(x), 1)
 #define UNLIKELY(x) __builtin_expect(!!(x), 0)
 
-/* Reference counts are sharded by CPU (reg_refs.h): a hit
- * writes only its CPU's counter entry, never the region's own lines, so two
- * threads hitting the same regions do not bounce a line between cores.
- * A slab is one block: the counter entries of its REG_SLAB regions (entry
- * s of region i at [s * REG_SLAB + i]), then the REG_SLAB region structs.
- * The entries of 8 regions share a line that only CPUs of shard s write. A
- * region's entries are found from its address and its slot i in the slab
- * (REG_SLAB = 64, so the hint table stores i in the low bits of the 64-byte
- * aligned region pointer and a hint hit has no load to wait for before its
- * atomic add). A
+/* Reference counts are sharded by CPU (reg_refs.h): a hit writes only its
+ * CPU's counter entry, never the region's own lines, so two threads hitting
+ * the same regions do not bounce a line between cores. A slab is one block:
+ * the counter entries of its REG_SLAB regions (entry s of region i at
+ * [s * REG_SLAB + i]), then the REG_SLAB region structs. The entries of 8
+ * regions share a line that only CPUs of shard s write. A region's entries
+ * are found from its address and its slot i in the slab (REG_SLAB = 64, so
+ * the hint table stores i in the low bits of the 64-byte aligned region
+ * pointer and a hint hit has no load to wait for before its atomic add). A
  * region's count is the sum over shards, mod 2^32 (a get on one CPU and its
  * put on another is fine: only the sum matters). */
 #define REG_SLAB 64
