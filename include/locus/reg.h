@@ -38,17 +38,31 @@
  * is free ("recently" at the resolution of misses: hits between two misses
  * tie). If every region is in use the get fails with LOCUS_ERR_NO_SPACE.
  *
- * Invalidation (see docs/ARCHITECTURE.md, "reg"): liblocus interposes
- * munmap, mremap, madvise(DONTNEED/FREE/REMOVE/DONTNEED_LOCKED), mmap(MAP_FIXED), brk/sbrk (shrink), shmdt and shmat(SHM_REMAP),
- * chaining to the next definition (dlsym RTLD_NEXT) so other hook libraries
- * still see the calls; with glibc malloc it also interposes free, realloc and
- * malloc_trim to catch chunks glibc unmaps or trims internally (mmapped
- * chunks, main-arena brk trim). Not covered: raw syscalls, glibc's non-main
- * arena heap shrink, allocators that unmap through raw syscalls (sanitizer
- * runtimes). Runtimes that manage memory themselves call
- * locus_reg_invalidate(). An invalidated region is never returned again; it
- * is deregistered once unused (at the next cache operation: the hooks never
- * call the backend).
+ * Invalidation (see docs/ARCHITECTURE.md, "reg"). A cached registration
+ * must not outlive the memory it covers. Two ways to say that memory went:
+ *  - the memory hooks, liblocus_hooks: an opt-in library of its own (liblocus
+ *    itself interposes nothing). Link it (-llocus_hooks, pkg-config
+ *    locus-hooks, CMake find_package(locus COMPONENTS hooks) + locus::hooks)
+ *    or preload it (LD_PRELOAD=liblocus_hooks.so). It interposes munmap,
+ *    mremap, madvise(DONTNEED/FREE/REMOVE/DONTNEED_LOCKED), mmap(MAP_FIXED),
+ *    brk/sbrk (shrink), shmdt and shmat(SHM_REMAP), chaining to the next
+ *    definition (dlsym RTLD_NEXT) so other hook libraries still see the
+ *    calls; with glibc malloc also free, realloc and malloc_trim, to catch
+ *    chunks glibc unmaps or trims internally (mmapped chunks, main-arena brk
+ *    trim). Every cache created while it is present subscribes to it. Not
+ *    covered: raw syscalls, glibc's non-main arena heap shrink, allocators
+ *    that unmap through raw syscalls (sanitizer runtimes).
+ *  - locus_reg_invalidate(), which always works. Without the hooks it is
+ *    the only way: the program must call it whenever it unmaps, frees or
+ *    remaps registered memory (before its next get there), or that get may
+ *    return the registration of the old pages.
+ * A cache knows which case it is in: at create it looks for the hooks and,
+ * if they are absent (or loaded too late to see the program's calls:
+ * dlopen), says so in locus_reg_notes() and sets stats.hooks = false. A
+ * runtime that cannot invalidate explicitly should check stats.hooks after
+ * create and refuse to run without them.
+ * An invalidated region is never returned again; it is deregistered once
+ * unused (at the next cache operation: the hooks never call the backend).
  */
 #ifndef LOCUS_REG_H
 #define LOCUS_REG_H
@@ -130,6 +144,8 @@ typedef struct locus_reg_stats {
     const char *backend;      /* "verbs", "pin", "null" */
     const char *device;       /* verbs device name, else "" */
     bool odp;                 /* registrations use on-demand paging */
+    bool hooks;               /* liblocus_hooks reports unmaps to this cache; false: only
+                                 locus_reg_invalidate does (the notes say why) */
 } locus_reg_stats_t;
 
 /* Defaults: auto backend, capacity from the device, merge_max 64 MiB,
@@ -139,8 +155,9 @@ LOCUS_API void locus_reg_attr_init(locus_reg_attr_t *attr);
  * leaves attr unchanged and returns LOCUS_ERR_INVALID/RANGE naming it. */
 LOCUS_API locus_status_t locus_reg_attr_from_env(locus_reg_attr_t *attr);
 
-/* Open the backend and size the cache. LOCUS_ERR_NO_DEVICE if the verbs
- * backend finds no device (or not the named one). */
+/* Open the backend, size the cache, subscribe to the memory hooks if the
+ * program has them (else a note). LOCUS_ERR_NO_DEVICE if the verbs backend
+ * finds no device (or not the named one). */
 LOCUS_API locus_status_t locus_reg_cache_create(const locus_reg_attr_t *attr, locus_reg_cache_t **out);
 /* Deregister everything (even regions still held) and free. Safe with NULL. */
 LOCUS_API void locus_reg_cache_destroy(locus_reg_cache_t *cache);
@@ -169,7 +186,8 @@ LOCUS_API locus_status_t locus_reg_invalidate(locus_reg_cache_t *cache, const vo
 LOCUS_API locus_status_t locus_reg_flush(locus_reg_cache_t *cache);
 
 LOCUS_API locus_status_t locus_reg_stats(const locus_reg_cache_t *cache, locus_reg_stats_t *out);
-/* Fallbacks taken at create ("no RDMA device: pin backend"), one per line; "" if none. */
+/* Fallbacks taken at create ("no RDMA device: pin backend", "memory hooks
+ * absent ..."), one per line; "" if none. */
 LOCUS_API const char *locus_reg_notes(const locus_reg_cache_t *cache);
 /* The verbs protection domain (struct ibv_pd *), NULL for other backends. */
 LOCUS_API void *locus_reg_pd(const locus_reg_cache_t *cache);

@@ -1,4 +1,5 @@
-/* Internals of the registration cache. */
+/* Internals of the registration cache: its data structures and the calls
+ * between its files (the list below). */
 #ifndef LOCUS_REG_INTERNAL_H
 #define LOCUS_REG_INTERNAL_H
 
@@ -10,17 +11,20 @@
 #include <stdint.h>
 #include "core/clock.h"
 #include "core/notes.h"
+#include "hooks/hooks.h"
 
-/* Reference counts are sharded by CPU (reg.c, "reference counts"): a hit
- * writes only its CPU's counter entry, never the region's own lines, so two
- * threads hitting the same regions do not bounce a line between cores.
- * A slab is one block: the counter entries of its REG_SLAB regions (entry
- * s of region i at [s * REG_SLAB + i]), then the REG_SLAB region structs.
- * The entries of 8 regions share a line that only CPUs of shard s write. A
- * region's entries are found from its address and its slot i in the slab
- * (REG_SLAB = 64, so the hint table stores i in the low bits of the 64-byte
- * aligned region pointer and a hint hit has no load to wait for before its
- * atomic add). A
+#define LIKELY(x) __builtin_expect(!!(x), 1)
+#define UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* Reference counts are sharded by CPU (reg_refs.h): a hit writes only its
+ * CPU's counter entry, never the region's own lines, so two threads hitting
+ * the same regions do not bounce a line between cores. A slab is one block:
+ * the counter entries of its REG_SLAB regions (entry s of region i at
+ * [s * REG_SLAB + i]), then the REG_SLAB region structs. The entries of 8
+ * regions share a line that only CPUs of shard s write. A region's entries
+ * are found from its address and its slot i in the slab (REG_SLAB = 64, so
+ * the hint table stores i in the low bits of the 64-byte aligned region
+ * pointer and a hint hit has no load to wait for before its atomic add). A
  * region's count is the sum over shards, mod 2^32 (a get on one CPU and its
  * put on another is fine: only the sum matters). */
 #define REG_SLAB 64
@@ -34,7 +38,7 @@ typedef struct reg_cnt {
 /* flags word of a region: low bits below, a generation above (+1 per reuse
  * of the struct, so a release claim cannot succeed on a later life). A hit
  * is valid iff, after its counter add, it loads the flags with INDEXED alone
- * (Dekker with the releaser, see reg.c). A region leaves the index with
+ * (Dekker with the releaser, see reg_refs.h). A region leaves the index with
  * DEAD set; whoever then sees a summed count of 0 claims the release with a
  * CAS from the flags value it loaded before summing to that value | FREED. */
 #define REG_DEAD  (1ull << 2)
@@ -57,6 +61,8 @@ typedef struct reg_region {
     struct reg_region *next;   /* free list / release list */
     struct reg_region *lnext, *lprev; /* every registered region (destroy, pin relock) */
 } reg_region_t;
+/* next of a region chosen for eviction, until it leaves the index (reg_evict.c) */
+#define REG_EVICT_MARK ((reg_region_t *)1)
 _Static_assert(REG_SLAB <= 64 && sizeof(reg_region_t) % 64 == 0,
                "the hint table keeps a region's slot in the low 6 bits of its 64-byte aligned address");
 
@@ -130,24 +136,75 @@ struct locus_reg_cache {
     char device[64];
     bool odp;
     lc_notes_t notes;
-    int slot;                            /* in the hooks' cache table */
+    locus_hooks_sub_t hsub;              /* our subscription to liblocus_hooks */
+    void (*hooks_unsubscribe)(locus_hooks_sub_t *); /* NULL: not subscribed */
+    struct locus_reg_cache *cnext;       /* the list of live caches (reg_hooks.c) */
 
     reg_shard_t shards[REG_SHARDS];
 };
 
+/* ---------- who does what (each file says why in its own header) ----------
+ *   reg_refs.h       reference counts: the per-CPU counter entries (inline)
+ *   reg_region.c     region lifecycle: slabs, allocation, death, release
+ *   reg_index.h/.c   the sorted index, its seqlock, its summary level
+ *   reg_evict.c      capacity: LRU eviction, flush
+ *   reg_invalidate.c invalidation: explicit, from the hooks, the pending queue
+ *   reg_get.c        the public get/put path (lock-free hits)
+ *   reg_register.c   a miss under the lock, static mode
+ *   reg_cache.c      attributes, create, destroy, stats
+ *   reg_hooks.c      the subscription to liblocus_hooks; the list of caches
+ *   reg_backend.c    verbs / pin / null backends */
+
 /* reg_backend.c */
 locus_status_t reg_backend_open(locus_reg_cache_t *c, const locus_reg_attr_t *a,
                                 uint64_t *dev_max_regions, uint64_t *dev_max_region_bytes);
-
 void *reg_backend_pd(const locus_reg_cache_t *c);
 
-/* reg_hooks.c: the table of live caches the memory hooks invalidate. */
-int reg_hooks_add(locus_reg_cache_t *c);
-void reg_hooks_remove(locus_reg_cache_t *c);
-void reg_hooks_invalidate_all_caches(uint64_t s, uint64_t e);
+/* reg_region.c (all under the cache's lock unless said otherwise) */
+reg_region_t *reg_region_alloc(locus_reg_cache_t *c);
+void reg_region_recycle(locus_reg_cache_t *c, reg_region_t *r);
+bool reg_claim(reg_region_t *r, uint64_t f);           /* any thread */
+void reg_mark_dead(locus_reg_cache_t *c, reg_region_t *r);
+void reg_live_add(locus_reg_cache_t *c, reg_region_t *r);
+void reg_region_release(locus_reg_cache_t *c, reg_region_t *r);
+void reg_reap(locus_reg_cache_t *c);
+uint64_t reg_last_use(const locus_reg_cache_t *c, const reg_region_t *r, uint64_t now);
+void reg_lock(locus_reg_cache_t *c);     /* lock, apply queued invalidations, release the dead */
+void reg_unlock(locus_reg_cache_t *c);   /* the same, then unlock */
 
-/* reg.c: invalidation entry used by the hooks; never blocks, never calls the backend. */
+/* reg_index.c (under the lock) */
+void reg_seq_begin(locus_reg_cache_t *c);
+void reg_seq_end(locus_reg_cache_t *c);
+locus_status_t reg_idx_reserve(locus_reg_cache_t *c, size_t n);
+void reg_idx_replace(locus_reg_cache_t *c, size_t i, size_t j, reg_region_t *r);
+void reg_idx_run(const locus_reg_cache_t *c, uint64_t s, uint64_t e, bool adjacent, long *lo, long *hi);
+void reg_idx_drop_marked(locus_reg_cache_t *c);
+void reg_idx_free_all(reg_index_t *x);
+
+/* reg_evict.c */
+void reg_evict(locus_reg_cache_t *c, uint64_t need_r, uint64_t need_b, bool flush);
+
+/* reg_invalidate.c. reg_invalidate_from_hook never blocks and never calls the backend. */
+void reg_invalidate_locked(locus_reg_cache_t *c, uint64_t s, uint64_t e, bool statics);
+void reg_process_pending(locus_reg_cache_t *c);
 void reg_invalidate_from_hook(locus_reg_cache_t *c, uint64_t s, uint64_t e);
+
+/* reg_register.c: a get that missed the lock-free path */
+locus_status_t reg_get_slow(locus_reg_cache_t *c, uint64_t a, uint64_t e, unsigned access,
+                            const locus_reg_t **out);
+locus_status_t reg_bad_get(const void *addr, size_t len, unsigned access);
+
+/* reg_hooks.c: subscribe to liblocus_hooks (if the program has it), and the
+ * list of live caches that locus_reg_invalidate(NULL, ...) reaches. */
+void reg_hooks_attach(locus_reg_cache_t *c);
+void reg_hooks_detach(locus_reg_cache_t *c);
+void reg_invalidate_all_caches(uint64_t s, uint64_t e);
+
+static inline bool reg_bad_args(uint64_t a, size_t len, unsigned access)
+{
+    return !a || !len || (access & ~(unsigned)LOCUS_REG_ACCESS_ALL) || a + len < a ||
+           a + len > UINT64_MAX - 4096;
+}
 
 static inline reg_region_t *reg_of(const locus_reg_t *pub)
 {

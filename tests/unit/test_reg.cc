@@ -296,6 +296,21 @@ static uint64_t reg_id(Cache &k, void *p, size_t n)
     return id;
 }
 
+// This test links liblocus_hooks (LOCUS_TEST_LIBS_reg): every cache must
+// have subscribed, or the invalidation tests below test nothing.
+TEST(Reg, HooksSubscribed)
+{
+    Cache k;
+    EXPECT_TRUE(k.stats().hooks) << locus_reg_notes(k.c);
+    EXPECT_EQ(std::string(locus_reg_notes(k.c)).find("relies on locus_reg_invalidate"), std::string::npos)
+        << locus_reg_notes(k.c);
+    // destroy gives the subscriber slot back (the hooks have 16): 40 caches in turn
+    for (int i = 0; i < 40; i++) {
+        Cache t;
+        ASSERT_TRUE(t.stats().hooks) << "cache " << i << ": " << locus_reg_notes(t.c);
+    }
+}
+
 TEST(Reg, InvalidationPaths)
 {
     Cache k;

@@ -1,7 +1,8 @@
 // reg: the lock-free hit path under concurrency, without the memory hooks
 // (explicit locus_reg_invalidate only), so that the same test also runs
-// under ThreadSanitizer (reg_threads_tsan, src/reg/module.cmake): sanitizer
-// runtimes and liblocus's munmap/free interposition do not mix.
+// under ThreadSanitizer (reg_threads_tsan, src/reg/module.cmake, which does
+// not link liblocus_hooks): sanitizer runtimes and the hooks' munmap/free
+// interposition do not mix.
 //
 // Four threads hit, hold across other operations, hand registrations to
 // another thread for the put, and miss (a capacity of 48 regions for 64
