@@ -7,7 +7,8 @@
 # --pair guests (locus_vm.index=0|1 on the kernel command line) take FAKE_QEMU_MODE_A or
 # FAKE_QEMU_MODE_B before FAKE_QEMU_MODE, and also: exit:N (the command prints a line and
 # exits N), run (the command runs until the harness ends it), kill:X (the command asks for
-# guest X to be killed, then exits 0 a second later), port-once (the link port is taken
+# guest X to be killed, then exits 0 0.3 s later), timeout (the in-guest watchdog
+# fires), port-once (the link port is taken
 # on the first try; FAKE_QEMU_STATE is the flag file). FAKE_QEMU_ARGS: file that
 # receives the command line.
 initrd= append=
@@ -53,7 +54,8 @@ lockup-once)
 setup) echo "LOCUS-VM-SETUP-FAILED:$nonce: insmod x.ko: fake" ;;
 exit:*) echo "LOCUS-VM-START:$nonce"; echo "hello from $me"; echo "LOCUS-VM-EXIT:$nonce:${mode#exit:}" ;;
 run) echo "LOCUS-VM-START:$nonce"; echo "$me runs"; exec sleep 600 ;;
+timeout) echo "LOCUS-VM-START:$nonce"; echo "LOCUS-VM-TIMEOUT:$nonce"; exec sleep 600 ;;
 kill:*)
     echo "LOCUS-VM-START:$nonce"; echo "LOCUS-VM-CTL:$nonce:kill:${mode#kill:}"
-    sleep 1; echo "$me done"; echo "LOCUS-VM-EXIT:$nonce:0" ;;
+    sleep 0.3; echo "$me done"; echo "LOCUS-VM-EXIT:$nonce:0" ;;
 esac

@@ -85,13 +85,14 @@ if [ "$mode" = noboot ]; then
     grep -q "locus_vm.index=0" "$tmp/args" && grep -q "locus_vm.index=1" "$tmp/args" || fail "pair: no guest index on the kernel command line"
     FAKE_QEMU_MODE_A=exit:0 FAKE_QEMU_MODE_B=exit:3 expect 3 "guest B's command exited 3, the first nonzero (A: exit 0)" $pfake -- a ::: b
     FAKE_QEMU_MODE_A=exit:4 FAKE_QEMU_MODE_B=run expect 4 "guest B was stopped 1 s after guest A's command failed" $pfake --pair-grace 1 -- a ::: b
-    FAKE_QEMU_MODE_A=stall FAKE_QEMU_MODE_B=exit:0 expect 125 "guest A did not reach the command in 2 boots" $pfake --retries 1 -- a ::: b
+    FAKE_QEMU_MODE_A=stall FAKE_QEMU_MODE_B=exit:0 expect 125 "guest A did not reach the command in 2 boots" $pfake --start-timeout 1 --retries 1 -- a ::: b
     FAKE_QEMU_MODE_A=exit:0 FAKE_QEMU_MODE_B=setup expect 125 "guest B setup failed: insmod x.ko: fake" $pfake -- a ::: b
     FAKE_QEMU_MODE_A=panic FAKE_QEMU_MODE_B=run expect 125 "guest A stopped without reporting an exit status" $pfake -- a ::: b
+    FAKE_QEMU_MODE_A=run FAKE_QEMU_MODE_B=timeout expect 124 "time limit: guest B did not finish within --timeout 300 s; killed (both guests)" $pfake -- a ::: b
     # Killing one side: asked for by the other's command, or by --kill-after.
     FAKE_QEMU_MODE_A=run FAKE_QEMU_MODE_B=kill:A expect 0 "guest A was killed; guest B's command exited 0" $pfake -- a ::: b
     grep -q "killing guest A (asked by guest B's command)" "$tmp/out" || fail "pair kill: no message naming who asked"
-    FAKE_QEMU_MODE_A=exit:0 FAKE_QEMU_MODE_B=run expect 0 "killing guest B (--kill-after B:1)" $pfake --kill-after B:1 -- a ::: b
+    FAKE_QEMU_MODE_A=exit:0 FAKE_QEMU_MODE_B=run expect 0 "killing guest B (--kill-after B:0.5)" $pfake --kill-after B:0.5 -- a ::: b
     # The link port was taken between picking it and QEMU binding it: another port.
     FAKE_QEMU_MODE_A=port-once FAKE_QEMU_MODE_B=exit:0 FAKE_QEMU_STATE=$tmp/portstate expect 0 "link port [0-9]* taken" $pfake -- a ::: b
     fi
