@@ -8,7 +8,7 @@ PKGS=(
   build-essential cmake ninja-build pkg-config git file
   libhwloc-dev hwloc libnuma-dev numactl
   googletest libgtest-dev
-  libibverbs-dev rdma-core ibverbs-providers ibverbs-utils iproute2 kmod
+  libibverbs-dev rdma-core ibverbs-providers ibverbs-utils perftest iproute2 kmod
   libdw-dev libelf-dev elfutils
   clang libclang-rt-14-dev
   qemu-system-x86 linux-image-amd64 busybox-static cpio xz-utils zstd

@@ -60,6 +60,58 @@ if [ "$mode" = noboot ]; then
     if [ -z "$qpid" ]; then fail "fake QEMU did not start"
     elif kill -0 "$qpid" 2>/dev/null && ! grep -q '^State:.*Z' "/proc/$qpid/status" 2>/dev/null; then fail "QEMU (pid $qpid) survived a killed locus-vm"; kill "$qpid"
     else echo "ok: QEMU dies with locus-vm"; fi
+    # --pair: options, then outcomes with a stand-in QEMU per guest (FAKE_QEMU_MODE_A/_B).
+    expect 2 "--nodes N is required" -- true
+    expect 2 "expected '-- COMMAND_A" --pair -- true
+    expect 2 "a command on each side" --pair -- true :::
+    expect 2 "a command on each side" --pair -- ::: true
+    expect 2 "one ':::'" --pair -- a ::: b ::: c
+    expect 2 "--kill-after: only with --pair" --nodes 1 --kill-after A:1 -- true
+    expect 2 "--kill-after 'C:1': expected A:SECONDS" --pair --kill-after C:1 -- a ::: b
+    expect 2 "--pair-grace 'x'" --pair --pair-grace x -- a ::: b
+    # (the pair's initramfs carries the rxe modules: some installed kernel's will do)
+    kver=$(ls /lib/modules 2>/dev/null | head -n 1)
+    pfake="--pair --qemu $FAKE --kernel $tmp/fake-vmlinuz --kernel-version $kver --no-extract --start-timeout 2"
+    if [ -z "$kver" ] || [ ! -e "/lib/modules/$kver/modules.dep" ]; then
+        echo "skipped: pair outcomes (no /lib/modules/*/modules.dep)"
+    else
+    FAKE_QEMU_MODE_A=exit:0 FAKE_QEMU_MODE_B=exit:0 FAKE_QEMU_ARGS=$tmp/args expect 0 "B: .*exit 0; total" $pfake -- a ::: b
+    grep -qx "\[A\] hello from A" "$tmp/out" && grep -qx "\[B\] hello from B" "$tmp/out" || fail "pair: output without [A]/[B] prefixes"
+    # A listens and B connects on the same loopback port; the link NICs' MACs differ.
+    a_port=$(sed -n '1s/.*socket,id=n1,listen=127.0.0.1:\([0-9]*\).*/\1/p' "$tmp/args")
+    b_port=$(sed -n '2s/.*socket,id=n1,connect=127.0.0.1:\([0-9]*\).*/\1/p' "$tmp/args")
+    [ -n "$a_port" ] && [ "$a_port" = "$b_port" ] || fail "pair: link ports differ or missing (A '$a_port', B '$b_port')"
+    [ "$(grep -o 'mac=[0-9a-f:]*' "$tmp/args" | sort -u | wc -l)" = 2 ] || fail "pair: the two link NICs do not have two MACs"
+    grep -q "locus_vm.index=0" "$tmp/args" && grep -q "locus_vm.index=1" "$tmp/args" || fail "pair: no guest index on the kernel command line"
+    FAKE_QEMU_MODE_A=exit:0 FAKE_QEMU_MODE_B=exit:3 expect 3 "guest B's command exited 3, the first nonzero (A: exit 0)" $pfake -- a ::: b
+    FAKE_QEMU_MODE_A=exit:4 FAKE_QEMU_MODE_B=run expect 4 "guest B was stopped 1 s after guest A's command failed" $pfake --pair-grace 1 -- a ::: b
+    FAKE_QEMU_MODE_A=stall FAKE_QEMU_MODE_B=exit:0 expect 125 "guest A did not reach the command in 2 boots" $pfake --start-timeout 1 --retries 1 -- a ::: b
+    FAKE_QEMU_MODE_A=exit:0 FAKE_QEMU_MODE_B=setup expect 125 "guest B setup failed: insmod x.ko: fake" $pfake -- a ::: b
+    FAKE_QEMU_MODE_A=panic FAKE_QEMU_MODE_B=run expect 125 "guest A stopped without reporting an exit status" $pfake -- a ::: b
+    FAKE_QEMU_MODE_A=run FAKE_QEMU_MODE_B=timeout expect 124 "time limit: guest B did not finish within --timeout 300 s; killed (both guests)" $pfake -- a ::: b
+    # Killing one side: asked for by the other's command, or by --kill-after.
+    FAKE_QEMU_MODE_A=run FAKE_QEMU_MODE_B=kill:A expect 0 "guest A was killed; guest B's command exited 0" $pfake -- a ::: b
+    grep -q "killing guest A (asked by guest B's command)" "$tmp/out" || fail "pair kill: no message naming who asked"
+    FAKE_QEMU_MODE_A=exit:0 FAKE_QEMU_MODE_B=run expect 0 "killing guest B (--kill-after B:0.5)" $pfake --kill-after B:0.5 -- a ::: b
+    # The link port was taken between picking it and QEMU binding it: another port.
+    FAKE_QEMU_MODE_A=port-once FAKE_QEMU_MODE_B=exit:0 FAKE_QEMU_STATE=$tmp/portstate expect 0 "link port [0-9]* taken" $pfake -- a ::: b
+    fi
+    # The pair's initramfs: both commands, the in-guest helpers, Soft-RoCE pieces.
+    "$VM" --pair --print-initramfs "$tmp/p.cpio" -- 'echo a' ::: 'echo b' >"$tmp/out" 2>&1
+    rc=$?
+    if [ $rc = 77 ]; then
+        echo "skipped: pair initramfs ($(tail -n 1 "$tmp/out"))"
+    elif [ $rc != 0 ]; then
+        fail "pair --print-initramfs: exit $rc"; sed 's/^/  | /' "$tmp/out"
+    else
+        plist=$(cd "$tmp" && cpio -it <p.cpio 2>/dev/null)
+        for f in locus-vm/cmd-0.sh locus-vm/cmd-1.sh bin/locus-vm-kill bin/locus-vm-freeze bin/locus-vm-signal \
+                 bin/locus-vm-wait bin/locus-vm-wait-listen bin/rdma locus-vm/modules/rdma_rxe.ko; do
+            echo "$plist" | grep -qx "$f" || fail "pair initramfs has no $f"
+        done
+        cpio -i --quiet --to-stdout locus-vm/cmd-1.sh <"$tmp/p.cpio" | grep -qx "echo b" || fail "pair: cmd-1.sh is not B's command"
+        cpio -i --quiet --to-stdout init <"$tmp/p.cpio" | grep -q "rdma link add rxe1 type rxe netdev eth1" || fail "pair: /init does not add rxe1 on eth1"
+    fi
     # The initramfs: busybox, /init, numactl with libnuma and the loader, files where asked.
     expect 0 "" --nodes 1 --print-initramfs "$tmp/i.cpio" --bin "$(command -v numactl)" \
         --file /etc/hostname:/data/ --file "$tmp/fake-vmlinuz:/x/y" -- true
