@@ -62,12 +62,7 @@ locus_status_t rdma_attr_check(const rdma_attr_t *a)
     return LOCUS_OK;
 }
 
-/* timeouts: the requester waits 4.096 us * 2^timeout for an ACK, then resends;
- * after `retry` resends without any ACK the work request fails with
- * IBV_WC_RETRY_EXC_ERR, so a silent peer is found after (retry + 1) tries.
- * Soft-RoCE arms exactly this (rounded up to a jiffy); the IBA spec lets a
- * hardware HCA wait up to 4x longer per try. Defaults 14 and 6: 67.1 ms per
- * try, 470 ms nominal, 1.88 s at the spec's upper bound, inside 2 s. */
+/* The arithmetic and the choice of defaults: ep.c, "timeouts". */
 uint64_t rdma_detect_ns(int timeout, int retry)
 {
     if (timeout < 0 || timeout > 31 || retry < 0)

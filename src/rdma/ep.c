@@ -280,13 +280,15 @@ locus_status_t rdma_ep_flush(rdma_ep_t *ep)
     return rdma_ep_status(ep);
 }
 
-/* Destroy: after ERR, a marker posted behind everything else completes (with
- * a flush error) only once every earlier request of the QP has left the CQ,
+/* Destroy: a healthy idle endpoint owes nothing (its last completion
+ * retired every request). A failed one may still flush requests it already
+ * retired: after ERR, a marker posted behind everything completes (with a
+ * flush error) only once every earlier request of the QP has left the CQ,
  * so no stale completion of this QP can arrive later. */
 static bool drain(rdma_ep_t *ep)
 {
-    if (ep->head == 0 && ep->state != EP_FAILED)
-        return true; /* never posted */
+    if (ep->state != EP_FAILED)
+        return true;
     struct ibv_qp_attr a = {.qp_state = IBV_QPS_ERR};
     ibv_modify_qp(ep->qp, &a, IBV_QP_STATE);
     if (rdma_ops_post_marker(ep, true))

@@ -410,4 +410,62 @@ TEST_F(Dev, DestroyWithPendingOperationsCompletesThemWithAnError)
     EXPECT_EQ(rdma_ep_flush(b), LOCUS_OK);
 }
 
+TEST_F(Dev, CompletionQueueGrowsWithTheEndpoints)
+{
+    // a 64-entry CQ must grow to (depth + 1) per QP: every QP can flush its
+    // whole send queue in error at once
+    rdma_iface_destroy(ifc);
+    ifc = nullptr;
+    setenv("LOCUS_RDMA_CQ_DEPTH", "64", 1);
+    rdma_attr_t at;
+    rdma_attr_init(&at);
+    ASSERT_EQ(rdma_attr_from_env(&at), LOCUS_OK);
+    md->attr.cq_depth = at.cq_depth;
+    ASSERT_EQ(rdma_iface_create(md, &ifc), LOCUS_OK) << locus_last_error();
+    const int PAIRS = 6;
+    rdma_ep_t *x[PAIRS], *y[PAIRS];
+    for (int i = 0; i < PAIRS; i++) {
+        ASSERT_EQ(rdma_ep_create(ifc, &x[i]), LOCUS_OK) << locus_last_error();
+        ASSERT_EQ(rdma_ep_create(ifc, &y[i]), LOCUS_OK) << locus_last_error();
+        uint8_t bx[RDMA_ADDR_BYTES], by[RDMA_ADDR_BYTES];
+        rdma_ep_addr(x[i], bx);
+        rdma_ep_addr(y[i], by);
+        ASSERT_EQ(rdma_ep_connect(x[i], by), LOCUS_OK);
+        ASSERT_EQ(rdma_ep_connect(y[i], bx), LOCUS_OK);
+    }
+    EXPECT_GE(ifc->cq_cap, ifc->cq_need);
+    EXPECT_GE(ifc->cq_need, 2 * PAIRS * (int)(ifc->caps.sq_depth + 1));
+    for (int i = 0; i < 4096; i++)
+        heap[(1 << 20) + i] = (char)(i ^ 0x5a);
+    for (int i = 0; i < PAIRS; i++)
+        for (int j = 0; j < 64; j++)
+            ASSERT_EQ(rdma_put(x[i], heap + (1 << 20), (uint64_t)(2 + i) << 20 | (uint64_t)j << 12, 4096, nullptr),
+                      LOCUS_OK);
+    ASSERT_EQ(rdma_iface_flush(ifc), LOCUS_OK) << locus_last_error();
+    for (int i = 0; i < PAIRS; i++)
+        EXPECT_EQ(memcmp(heap + ((2 + i) << 20) + (63 << 12), heap + (1 << 20), 4096), 0) << i;
+    int need = ifc->cq_need;
+    rdma_ep_destroy(x[0]);
+    EXPECT_EQ(ifc->cq_need, need - (int)(ifc->caps.sq_depth + 1)) << "a healthy endpoint gives its room back";
+}
+
+TEST_F(Dev, AnUnsignalledTailIsNotAStall)
+{
+    // nothing owes a completion for an unsignalled request: the backstop must
+    // not fail its endpoint however long the caller waits elsewhere
+    pair();
+    if (rdma_iface_caps(ifc)->signal_every < 2)
+        GTEST_SKIP() << "every request is signalled";
+    md->attr.stall_s = 0.1;
+    ASSERT_EQ(rdma_put(a, heap, 8192, 16, nullptr), LOCUS_OK);
+    usleep(300000);
+    for (int i = 0; i < 100; i++) {
+        rdma_iface_progress(ifc);
+        rdma_iface_check(ifc, true);
+    }
+    EXPECT_EQ(rdma_ep_status(a), LOCUS_OK) << locus_last_error();
+    EXPECT_EQ(rdma_ep_flush(a), LOCUS_OK) << locus_last_error();
+    EXPECT_EQ(stats().failed_eps, 0u);
+}
+
 } // namespace
