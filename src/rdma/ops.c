@@ -271,8 +271,9 @@ locus_status_t rdma_cswap(rdma_ep_t *ep, uint64_t roff, uint64_t compare, uint64
 }
 
 /* A zero-byte WRITE (no rkey check: IBA C9-88) signalled behind an
- * unsignalled tail, so flush has a completion to wait for; or, for destroy,
- * the drain marker outside the slot ring. 0 or an errno value. */
+ * unsignalled tail, so flush has a completion to wait for (if it cannot be
+ * posted the endpoint fails); or, for destroy, the drain marker outside the
+ * slot ring. 0, or nonzero (drain: the errno value). */
 int rdma_ops_post_marker(rdma_ep_t *ep, bool drain)
 {
     struct ibv_send_wr wr;
@@ -290,8 +291,13 @@ int rdma_ops_post_marker(rdma_ep_t *ep, bool drain)
         return ibv_post_send(ep->qp, &wr, &bad);
     }
     rdma_slot_t t = {.bounce = -1, .cell = -1};
-    if (await(ep, slot_free) || post(ep, &wr, &t, true, OP_MARK))
+    if (await(ep, slot_free))
+        return -1; /* failed meanwhile: everything retired */
+    if (post(ep, &wr, &t, true, OP_MARK)) {
+        /* the unsignalled tail would never complete: nobody may wait on it */
+        rdma_ep_fail(ep, LOCUS_ERR_SYSTEM, "%s", locus_last_error());
         return -1;
+    }
     ep->ifc->stats.markers++;
     return 0;
 }
