@@ -85,6 +85,12 @@ static void lbuf_release(rdma_md_t *md, lbuf_t *lb)
         locus_reg_put(md->cache, lb->reg);
 }
 
+static bool in_heap(const rdma_md_t *md, const void *p, size_t len)
+{
+    uint64_t a = (uintptr_t)p, hb = (uintptr_t)md->heap.base;
+    return md->heap.base && a >= hb && len <= md->heap.len && a - hb <= md->heap.len - len;
+}
+
 /* Inline (puts up to the QP's inline size: copied at post), the registered
  * heap, a bounce buffer (up to LOCUS_RDMA_BOUNCE_SIZE: one copy is cheaper
  * than a registration), else the registration cache. */
@@ -100,8 +106,7 @@ static locus_status_t local_buf(rdma_ep_t *ep, void *p, size_t len, bool dest, l
         s->inline_puts++;
         return LOCUS_OK;
     }
-    uint64_t a = (uintptr_t)p, hb = (uintptr_t)md->heap.base;
-    if (md->heap.base && a >= hb && len <= md->heap.len && a - hb <= md->heap.len - len) {
+    if (in_heap(md, p, len)) {
         lb->lkey = md->heap.lkey;
         s->heap++;
         return LOCUS_OK;
@@ -136,6 +141,12 @@ static locus_status_t local_buf(rdma_ep_t *ep, void *p, size_t len, bool dest, l
     lb->lkey = lb->reg->lkey;
     s->cached++;
     return LOCUS_OK;
+}
+
+bool rdma_put_copies_source(const rdma_ep_t *ep, const void *src, size_t len)
+{
+    const rdma_md_t *md = ep->ifc->md;
+    return len <= ep->max_inline || (!in_heap(md, src, len) && len <= md->pool.bsize);
 }
 
 /* ---------- posting ---------- */

@@ -213,6 +213,10 @@ void rdma_ep_destroy(rdma_ep_t *ep);
 
 /* RDMA WRITE of len bytes from src to the peer's heap at roff. len 0: no-op. */
 locus_status_t rdma_put(rdma_ep_t *ep, const void *src, uint64_t roff, size_t len, rdma_comp_t *comp);
+/* Whether rdma_put(ep, src, ..., len) copies the source at post (inline or
+ * through a bounce buffer): then src is reusable when the put returns, else
+ * only after its completion. */
+bool rdma_put_copies_source(const rdma_ep_t *ep, const void *src, size_t len);
 /* RDMA READ of len bytes from the peer's heap at roff into dst. */
 locus_status_t rdma_get(rdma_ep_t *ep, void *dst, uint64_t roff, size_t len, rdma_comp_t *comp);
 /* 64-bit atomics on the peer's heap at roff (8-byte aligned). The old value

@@ -351,6 +351,30 @@ TEST_F(Dev, LoopbackPutGetAndAtomics)
     EXPECT_EQ(rdma_iface_flush(ifc), LOCUS_OK);
 }
 
+TEST_F(Dev, TellsWhetherAPutCopiesItsSource)
+{
+    pair();
+    uint32_t inl = rdma_iface_caps(ifc)->max_inline;
+    size_t bounce = md->attr.bounce_size;
+    if (inl >= bounce)
+        GTEST_SKIP() << "inline size " << inl << " >= bounce size " << bounce;
+    char *m = (char *)malloc(bounce + 1);
+    ASSERT_NE(m, nullptr);
+    EXPECT_TRUE(rdma_put_copies_source(a, heap, inl)) << "inline, even from the heap";
+    EXPECT_FALSE(rdma_put_copies_source(a, heap, inl + 1)) << "the heap is registered: sent from place";
+    EXPECT_TRUE(rdma_put_copies_source(a, m, bounce)) << "bounce buffer";
+    EXPECT_FALSE(rdma_put_copies_source(a, m, bounce + 1)) << "registration cache";
+    // and the stats agree with the prediction
+    rdma_iface_stats_t s0 = stats();
+    rdma_comp_t c = {};
+    ASSERT_EQ(rdma_put(a, m, 0, bounce, &c), LOCUS_OK);
+    ASSERT_EQ(rdma_put(a, m, 0, bounce + 1, &c), LOCUS_OK);
+    ASSERT_EQ(rdma_wait(ifc, &c), LOCUS_OK) << locus_last_error();
+    EXPECT_EQ(stats().bounce, s0.bounce + 1);
+    EXPECT_EQ(stats().cached, s0.cached + 1);
+    free(m);
+}
+
 TEST_F(Dev, BadArgumentsFailBeforeAnythingIsPosted)
 {
     rdma_ep_t *lone;
