@@ -35,13 +35,14 @@ locus_status_t rdma_attr_from_env(rdma_attr_t *a)
     return lc_tun_load(rdma_binds, sizeof rdma_binds / sizeof *rdma_binds, a, sizeof *a, LC_TUN_ENV);
 }
 
-/* Bounds as in tunables.def; hand-set structs are checked here. */
+/* For structs filled by hand: the same bounds as the LOCUS_RDMA_* lines of
+ * tunables.def (which check the environment). */
 locus_status_t rdma_attr_check(const rdma_attr_t *a)
 {
     if (!a)
         return lc_err(LOCUS_ERR_INVALID, "rdma attr NULL: expected attributes from rdma_attr_init");
-#define RANGE(f, lo, hi)                                                                               \
-    if ((long long)a->f < (lo) || (long long)a->f > (hi))                                                                \
+#define RANGE(f, lo, hi)                                                                              \
+    if ((long long)a->f < (lo) || (long long)a->f > (hi))                                             \
         return lc_err(LOCUS_ERR_RANGE, "rdma attr " #f " = %lld: expected [%lld, %lld]", (long long)a->f, \
                       (long long)(lo), (long long)(hi));
     RANGE(port, 0, 255)
