@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #define PMI_LINE 1024 /* MPICH's simple PMI line limit: keep every request below it */
@@ -31,7 +32,10 @@ static locus_status_t write_line(pmi1_t *p, const char *line)
 {
     size_t n = strlen(line);
     for (size_t off = 0; off < n;) {
-        ssize_t w = write(p->fd, line + off, n - off);
+        /* MSG_NOSIGNAL: a launcher that hung up must give an error, not SIGPIPE */
+        ssize_t w = send(p->fd, line + off, n - off, MSG_NOSIGNAL);
+        if (w < 0 && errno == ENOTSOCK)
+            w = write(p->fd, line + off, n - off);
         if (w < 0 && errno == EINTR)
             continue;
         if (w <= 0)

@@ -14,6 +14,8 @@ using namespace boottest;
 
 namespace {
 
+bool has_text(const char *text, const char *part) { return strstr(text, part) != nullptr; }
+
 std::string addr_rank0() { return "127.0.0.1:" + std::to_string(free_port()); }
 
 // Byte k of rank r's blob in round i.
@@ -183,6 +185,32 @@ TEST(BootTcp, RankDyingMidCollectiveFailsTheOthersNamingIt_Rank0Hub)
 TEST(BootTcp, RankDyingMidCollectiveFailsTheOthersNamingIt_LauncherHub)
 {
     rank_dies(true, 2, "rank 2 exited with status 3");
+}
+
+TEST(BootTcp, LauncherReportsARankThatNeverJoined)
+{
+    const int n = 3;
+    Shared s(n);
+    locus_boot_hub_t *hub;
+    ASSERT_EQ(locus_boot_hub_create("127.0.0.1:0", n, nullptr, "test-launcher", 20, &hub), LOCUS_OK);
+    std::string addr = std::string(locus_boot_hub_address(hub)).substr(4);
+    double t0 = lc_now_s();
+    auto codes = run_ranks(n, [&](int r) {
+        if (r == 2)
+            return 127; // as if exec had failed
+        locus_boot_t *b;
+        auto a = tcp_attr(addr, r, n, 20);
+        locus_status_t st = locus_boot_init(&a, &b);
+        record(s[r], st);
+        return st == LOCUS_ERR_PEER_FAILED ? 0 : 1;
+    }, {}, hub);
+    locus_boot_hub_destroy(hub);
+    for (int r = 0; r < 2; r++) {
+        EXPECT_EQ(codes[r], 0) << s[r].msg;
+        EXPECT_TRUE(has_text(s[r].msg, "rank 2 exited with status 127 before joining the job"))
+            << s[r].msg;
+    }
+    EXPECT_LT(lc_now_s() - t0, 5.0); // not the 20 s timeout
 }
 
 TEST(BootTcp, HubRankDyingFailsTheOthersNamingRank0)
