@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -148,6 +149,12 @@ int locus_cmd_run(int argc, char **argv)
         return cli_fail("run", LOCUS_ERR_INVALID);
     /* The rendezvous: listening before any child exists, on a port the
      * kernel picks. Programs that do not use locus_boot never notice it. */
+    struct rlimit nofile; /* the hub holds one socket per process */
+    if (!getrlimit(RLIMIT_NOFILE, &nofile) && nofile.rlim_cur < (rlim_t)n + 64 &&
+        nofile.rlim_cur < nofile.rlim_max) {
+        nofile.rlim_cur = (rlim_t)n + 64 < nofile.rlim_max ? (rlim_t)n + 64 : nofile.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &nofile);
+    }
     locus_boot_hub_t *hub = NULL;
     locus_status_t hst = locus_boot_hub_create("127.0.0.1:0", (int)n, job, "locus-run", 0, &hub);
     if (hst == LOCUS_ERR_INVALID)

@@ -47,7 +47,8 @@ struct locus_boot_hub {
     bool thr_started;
     int size;
     char job[BOOT_JOB_MAX + 1], launcher[16], addr[LOCUS_BOOT_ADDRESS_MAX + 8];
-    double timeout, t0;
+    double timeout, t0; /* t0: the first arrival (0: nobody yet) */
+    bool accept_broken;
     hub_conn_t **conns;
     int nconn, capconn;
     hub_peer_t *peers;
@@ -193,6 +194,8 @@ static void on_hello(locus_boot_hub_t *h, hub_conn_t *c)
     c->rank = m.rank;
     p->conn = c;
     p->st = P_ARRIVED;
+    if (!h->arrived) /* every rank must come within the timeout of the first */
+        h->t0 = lc_now_s();
     if (++h->arrived == h->size)
         welcome_all(h);
 }
@@ -370,7 +373,7 @@ static void check_timers(locus_boot_hub_t *h)
             h->peers[r].st = P_GONE;
             hub_fail(h, "rank %d closed its connection to the hub without locus_boot_fini", r);
         }
-    if (h->failed || h->arrived == h->size || now - h->t0 < h->timeout)
+    if (h->failed || h->arrived == h->size || !h->arrived || now - h->t0 < h->timeout)
         return;
     char missing[200] = "";
     size_t n = 0;
@@ -399,6 +402,13 @@ static void accept_all(locus_boot_hub_t *h)
 {
     for (;;) {
         int fd = accept4(h->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+        if (fd < 0 && (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)) {
+            /* the listening socket stays readable: stop polling it, say why */
+            h->accept_broken = true;
+            hub_fail(h, "the rendezvous hub at %s cannot take more connections (%s) after %d of "
+                     "%d ranks: raise the open-file limit (ulimit -n) of the process serving it",
+                     h->addr, strerror(errno), h->arrived, h->size);
+        }
         if (fd < 0)
             return;
         if (h->nconn == h->capconn) {
@@ -440,7 +450,7 @@ static void sweep(locus_boot_hub_t *h)
 static int poll_ms(const locus_boot_hub_t *h)
 {
     double now = lc_now_s(), next = 1e30;
-    if (!h->failed && h->arrived < h->size)
+    if (!h->failed && h->arrived && h->arrived < h->size)
         next = h->t0 + h->timeout;
     for (int r = 0; r < h->size; r++)
         if (h->peers[r].st == P_LOST && h->peers[r].lost_at + LOST_GRACE_S < next)
@@ -473,7 +483,7 @@ static void *hub_main(void *arg)
             break;
         pf = np;
         pf[0] = (struct pollfd){h->wake[0], POLLIN, 0};
-        pf[1] = (struct pollfd){h->lfd, POLLIN, 0};
+        pf[1] = (struct pollfd){h->accept_broken ? -1 : h->lfd, POLLIN, 0};
         int n = h->nconn;
         for (int i = 0; i < n; i++)
             pf[i + 2] = (struct pollfd){h->conns[i]->fd, POLLIN, 0};
@@ -518,7 +528,6 @@ static locus_status_t hub_open(const char *address, int size, const char *job, c
     }
     h->size = size;
     h->timeout = timeout;
-    h->t0 = lc_now_s();
     h->wake[0] = h->wake[1] = h->lfd = -1;
     snprintf(h->launcher, sizeof h->launcher, "%s", launcher ? launcher : "");
     if (job)
