@@ -76,7 +76,8 @@ typedef struct locus_boot_attr {
     locus_boot_kind_t kind;               /* LOCUS_BOOT */
     char address[LOCUS_BOOT_ADDRESS_MAX]; /* tcp: "HOST:PORT" ("[v6]:PORT") */
     double timeout;                       /* LOCUS_BOOT_TIMEOUT: seconds to reach the
-                                             hub and for every rank to arrive */
+                                             hub, and for the last rank to arrive
+                                             after the first */
     int rank, size;                       /* tcp: -1 = LOCUS_RANK/LOCUS_SIZE, else
                                              SLURM_PROCID/SLURM_NTASKS */
 } locus_boot_attr_t;
@@ -91,8 +92,8 @@ LOCUS_API locus_status_t locus_boot_attr_from_env(locus_boot_attr_t *attr);
 LOCUS_API locus_status_t locus_boot_parse(const char *text, locus_boot_attr_t *attr);
 
 /* Join the job. attr NULL = defaults + environment. Under tcp this waits
- * (LOCUS_BOOT_TIMEOUT) for every rank to arrive; the error then names the
- * address and how many ranks arrived. */
+ * for every rank (at most LOCUS_BOOT_TIMEOUT after the first one arrived);
+ * the error then names the address, how many arrived and who is missing. */
 LOCUS_API locus_status_t locus_boot_init(const locus_boot_attr_t *attr, locus_boot_t **out);
 /* Leave the job (collective: every process calls it). Under tcp with a rank-0
  * hub, rank 0 returns once every other rank left. Safe with NULL. */
@@ -139,7 +140,8 @@ typedef struct locus_boot_hub locus_boot_hub_t;
 /* Listen on address "HOST:PORT" (PORT 0: the kernel picks one) for a job of
  * `size` processes; job NULL = generate one; launcher: the source name the
  * processes report ("locus-run"), 1-15 characters [a-z0-9-]; timeout <= 0:
- * LOCUS_BOOT_TIMEOUT (every rank must arrive within it). The hub runs in a
+ * LOCUS_BOOT_TIMEOUT (every rank must arrive within it of the first; a job
+ * whose processes never use locus_boot is never failed). The hub runs in a
  * thread of its own until destroyed. */
 LOCUS_API locus_status_t locus_boot_hub_create(const char *address, int size, const char *job,
                                                const char *launcher, double timeout,

@@ -342,8 +342,9 @@ static locus_status_t hello(tcp_client_t *c, locus_boot_t *b)
     wire_hello_t m = {WIRE_MAGIC, WIRE_VERSION, c->rank, c->size, (int32_t)getpid()};
     if (!wire_send(c->fd, W_HELLO, 0, &m, sizeof m, c->timeout))
         return lc_err_errno(LOCUS_ERR_PEER_FAILED, errno, "%s: hello", c->addr);
-    if (pthread_create(&c->thr, NULL, watch, c))
-        return lc_err(LOCUS_ERR_SYSTEM, "boot watcher thread");
+    int e = wire_thread(&c->thr, watch, c);
+    if (e)
+        return lc_err_errno(LOCUS_ERR_SYSTEM, e, "boot watcher thread");
     c->thr_started = true;
     /* the hub fails the job, saying who is missing, when ranks do not all
      * arrive within its timeout; the extra second lets that message come */

@@ -15,6 +15,7 @@
 #ifndef LOCUS_BOOT_WIRE_H
 #define LOCUS_BOOT_WIRE_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -67,5 +68,10 @@ locus_status_t wire_listen(const char *host, const char *port, int *fd, int *bou
  * returns a blocking, close-on-exec fd with TCP_NODELAY, or -1 with *err the
  * last errno. */
 int wire_connect(const char *host, const char *port, double timeout_s, int *err);
+
+/* Start a thread of the rendezvous (hub, watcher) with every signal
+ * blocked, so the program's signals go to its own threads and interrupt its
+ * own system calls. 0 or an errno. */
+int wire_thread(pthread_t *thr, void *(*fn)(void *), void *arg);
 
 #endif
