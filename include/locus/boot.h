@@ -40,7 +40,9 @@
  * enter) a collective makes those collectives fail with LOCUS_ERR_PEER_FAILED
  * and a message naming the rank, never a hang (tcp and locus-run; under PMIx
  * and PMI-1 the launcher tears the job down). A boot handle is not usable in
- * a forked child.
+ * a forked child. A process joins its job once under pmi1 and tcp (a second
+ * handle is refused: pass the one handle to whatever needs it); PMIx allows
+ * several (reference-counted).
  *
  * How shm uses it (integration to come): the node segment is named from
  * locus_boot_job() (the same on every process of the job, unique per job,

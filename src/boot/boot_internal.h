@@ -55,6 +55,11 @@ locus_status_t boot_tcp_open(locus_boot_t *b, const locus_boot_attr_t *attr);
  * run by locus_boot_init with b->mu held when the source left them -1. */
 locus_status_t boot_node_map(locus_boot_t *b);
 
+/* From every rank's host id (BOOT_HOSTID_LEN bytes each, b->size of them):
+ * b's node, local rank, local size and the node count. */
+#define BOOT_HOSTID_LEN 128
+locus_status_t boot_node_assign(locus_boot_t *b, const char *ids);
+
 /* Slurm's rank and size (srun without PMI), for the tcp source when
  * LOCUS_RANK/LOCUS_SIZE are unset. false if not under srun. */
 bool boot_slurm_rank_size(int *rank, int *size);

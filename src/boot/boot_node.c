@@ -12,9 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define HOSTID_LEN 128
-
-static void host_id(char out[HOSTID_LEN])
+static void host_id(char out[BOOT_HOSTID_LEN])
 {
     char host[65] = "", bid[64] = "";
     gethostname(host, sizeof host - 1);
@@ -22,20 +20,19 @@ static void host_id(char out[HOSTID_LEN])
      * be "localhost"; the boot id differs per running kernel */
     if (!lc_read_line("/proc/sys/kernel/random/boot_id", bid, sizeof bid))
         snprintf(bid, sizeof bid, "no-boot-id");
-    memset(out, 0, HOSTID_LEN);
-    snprintf(out, HOSTID_LEN, "%s/%s", host, bid);
+    memset(out, 0, BOOT_HOSTID_LEN);
+    snprintf(out, BOOT_HOSTID_LEN, "%s/%s", host, bid);
 }
 
 static int by_id_then_rank(const void *pa, const void *pb, void *ctx)
 {
     const char *ids = ctx;
     int a = *(const int *)pa, b = *(const int *)pb;
-    int c = memcmp(ids + (size_t)a * HOSTID_LEN, ids + (size_t)b * HOSTID_LEN, HOSTID_LEN);
+    int c = memcmp(ids + (size_t)a * BOOT_HOSTID_LEN, ids + (size_t)b * BOOT_HOSTID_LEN, BOOT_HOSTID_LEN);
     return c ? c : (a > b) - (a < b);
 }
 
-/* From every rank's id: my node, local rank, local size and the node count. */
-static locus_status_t assign(locus_boot_t *b, const char *ids)
+locus_status_t boot_node_assign(locus_boot_t *b, const char *ids)
 {
     int n = b->size;
     int *order = malloc(sizeof(int) * (size_t)n), *leader = malloc(sizeof(int) * (size_t)n);
@@ -50,15 +47,15 @@ static locus_status_t assign(locus_boot_t *b, const char *ids)
     /* groups of equal ids; each group's first entry is its lowest rank */
     int start = 0;
     for (int k = 0; k < n; k++) {
-        if (k && memcmp(ids + (size_t)order[k] * HOSTID_LEN,
-                        ids + (size_t)order[k - 1] * HOSTID_LEN, HOSTID_LEN))
+        if (k && memcmp(ids + (size_t)order[k] * BOOT_HOSTID_LEN,
+                        ids + (size_t)order[k - 1] * BOOT_HOSTID_LEN, BOOT_HOSTID_LEN))
             start = k;
         leader[order[k]] = order[start];
         if (order[k] == b->rank) {
             b->local_rank = k - start;
             int end = k;
-            while (end + 1 < n && !memcmp(ids + (size_t)order[end + 1] * HOSTID_LEN,
-                                          ids + (size_t)order[k] * HOSTID_LEN, HOSTID_LEN))
+            while (end + 1 < n && !memcmp(ids + (size_t)order[end + 1] * BOOT_HOSTID_LEN,
+                                          ids + (size_t)order[k] * BOOT_HOSTID_LEN, BOOT_HOSTID_LEN))
                 end++;
             b->local_size = end - start + 1;
         }
@@ -75,15 +72,15 @@ static locus_status_t assign(locus_boot_t *b, const char *ids)
 /* Collective #b->seq: called by locus_boot_init with b->mu held. */
 locus_status_t boot_node_map(locus_boot_t *b)
 {
-    char mine[HOSTID_LEN];
+    char mine[BOOT_HOSTID_LEN];
     host_id(mine);
-    char *ids = malloc((size_t)b->size * HOSTID_LEN);
+    char *ids = malloc((size_t)b->size * BOOT_HOSTID_LEN);
     if (!ids)
         return lc_err(LOCUS_ERR_NO_MEMORY, "host ids of %d processes", b->size);
-    locus_status_t st = b->ops->allgather(b, mine, HOSTID_LEN, ids);
+    locus_status_t st = b->ops->allgather(b, mine, BOOT_HOSTID_LEN, ids);
     b->seq++;
     if (!st)
-        st = assign(b, ids);
+        st = boot_node_assign(b, ids);
     free(ids);
     return st;
 }

@@ -174,15 +174,44 @@ static locus_status_t pmix_fini(locus_boot_t *b)
 
 static const boot_ops_t pmix_ops = {pmix_allgather, pmix_abort, pmix_fini};
 
+/* Local rank and size from PMIX_LOCAL_PEERS ("0,1,4": the ranks on this
+ * node, ascending), for launchers that give the list but not the numbers. */
+static bool local_from_peers(const pmix_state_t *s, uint64_t *lrank, uint64_t *lsize)
+{
+    pmix_value_t *v = NULL;
+    if (api.get(&s->all, PMIX_LOCAL_PEERS, NULL, 0, &v) != PMIX_SUCCESS || !v)
+        return false;
+    bool found = false;
+    uint64_t n = 0;
+    if (v->type == PMIX_STRING && v->data.string)
+        for (const char *p = v->data.string; *p; n++) {
+            char *end;
+            unsigned long r = strtoul(p, &end, 10);
+            if (end == p)
+                break;
+            if (r == s->me.rank) {
+                *lrank = n;
+                found = true;
+            }
+            p = *end == ',' ? end + 1 : end;
+        }
+    value_free(v);
+    *lsize = n;
+    return found;
+}
+
 /* The launcher's node layout, when it gives all of it. */
 static void layout(locus_boot_t *b, pmix_state_t *s)
 {
     uint64_t lrank, lsize, node, nodes;
-    if (!get_uint(&s->me, PMIX_LOCAL_RANK, &lrank) || !get_uint(&s->all, PMIX_LOCAL_SIZE, &lsize) ||
-        !get_uint(&s->me, PMIX_NODEID, &node) || !get_uint(&s->all, PMIX_NUM_NODES, &nodes) ||
+    bool local = (get_uint(&s->me, PMIX_LOCAL_RANK, &lrank) &&
+                  get_uint(&s->all, PMIX_LOCAL_SIZE, &lsize)) ||
+                 local_from_peers(s, &lrank, &lsize);
+    if (!local || !get_uint(&s->me, PMIX_NODEID, &node) || !get_uint(&s->all, PMIX_NUM_NODES, &nodes) ||
         lrank >= lsize || node >= nodes || lsize > (uint64_t)b->size || nodes > (uint64_t)b->size) {
-        lc_note(&b->notes, "PMIx: the launcher gave no complete node layout (PMIX_LOCAL_RANK, "
-                "PMIX_LOCAL_SIZE, PMIX_NODEID, PMIX_NUM_NODES): host ids exchanged");
+        lc_note(&b->notes, "PMIx: the launcher gave no complete node layout (PMIX_LOCAL_RANK and "
+                "PMIX_LOCAL_SIZE or PMIX_LOCAL_PEERS, PMIX_NODEID, PMIX_NUM_NODES): host ids "
+                "exchanged");
         return;
     }
     b->local_rank = (int)lrank;

@@ -249,6 +249,26 @@ TEST(Boot, JobIdsAreShortAndDistinct)
     EXPECT_STRNE(a, b);
 }
 
+TEST(Boot, NodesAreNumberedByLowestRankAndLocalRanksByRank)
+{
+    // ranks 0..5 on hosts B A B C A B: nodes B=0, A=1, C=2
+    const char *host[] = {"B", "A", "B", "C", "A", "B"};
+    std::vector<char> ids(6 * BOOT_HOSTID_LEN, 0);
+    for (int r = 0; r < 6; r++)
+        snprintf(&ids[r * BOOT_HOSTID_LEN], BOOT_HOSTID_LEN, "%s/boot-id", host[r]);
+    int node[] = {0, 1, 0, 2, 1, 0}, local[] = {0, 0, 1, 0, 1, 2}, lsize[] = {3, 2, 3, 1, 2, 3};
+    for (int r = 0; r < 6; r++) {
+        locus_boot_t b{};
+        b.rank = r;
+        b.size = 6;
+        ASSERT_EQ(boot_node_assign(&b, ids.data()), LOCUS_OK);
+        EXPECT_EQ(b.node, node[r]) << "rank " << r;
+        EXPECT_EQ(b.local_rank, local[r]) << "rank " << r;
+        EXPECT_EQ(b.local_size, lsize[r]) << "rank " << r;
+        EXPECT_EQ(b.num_nodes, 3) << "rank " << r;
+    }
+}
+
 TEST(Boot, AbortExitsWithTheStatus)
 {
     pid_t p = spawn([] {
