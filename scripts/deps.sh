@@ -13,6 +13,7 @@ PKGS=(
   clang libclang-rt-14-dev
   qemu-system-x86 linux-image-amd64 busybox-static cpio xz-utils zstd
   libucx-dev ucx-utils openmpi-bin libopenmpi-dev
+  libpmix-dev mpich
   python3 python3-venv python3-pip
 )
 

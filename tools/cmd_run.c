@@ -1,6 +1,9 @@
 /* locus run -n N [--bind core|l3|numa|none] -- prog args: start N local
- * processes of one job (LOCUS_RANK/LOCUS_SIZE/LOCUS_JOB), wait for them, and
- * remove the job's shm name if something died before it was unlinked. */
+ * processes of one job (LOCUS_RANK/LOCUS_SIZE/LOCUS_JOB), serve their
+ * rendezvous (the locus_boot hub: LOCUS_BOOT=tcp:127.0.0.1:PORT, its socket
+ * held here so there is no port race; it hears of every exit and abort), wait
+ * for them, and remove the job's shm name if something died before it was
+ * unlinked. */
 #include "cli.h"
 
 #include <locus/locus.h>
@@ -18,6 +21,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -28,8 +32,10 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: locus run -n N [--bind core|l3|numa|none] [--grace SECONDS] -- prog [args...]\n"
-            "  starts N local processes with LOCUS_RANK=0..N-1, LOCUS_SIZE=N and a fresh\n"
-            "  LOCUS_JOB; --bind pins rank r to one CPU (core), the CPUs of one L3 (l3) or of\n"
+            "  starts N local processes with LOCUS_RANK=0..N-1, LOCUS_SIZE=N, a fresh\n"
+            "  LOCUS_JOB and LOCUS_BOOT=tcp:127.0.0.1:PORT (the locus_boot rendezvous this\n"
+            "  command serves: a process that dies fails the others' collectives, an abort\n"
+            "  ends the job); --bind pins rank r to one CPU (core), the CPUs of one L3 (l3) or of\n"
             "  one NUMA node (numa), round-robin over the CPUs this command may use.\n"
             "  When a process fails, the others get --grace seconds (default 5) to notice\n"
             "  and exit before they are killed. Exit status: the first failure's (a rank's\n"
@@ -82,6 +88,20 @@ static int status_code(int ws)
     return 1;
 }
 
+/* Say once that a process aborted the job; true the first time. */
+static bool report_abort(locus_boot_hub_t *hub, bool *said, int *rc)
+{
+    int rank, status;
+    char msg[256];
+    if (*said || !locus_boot_hub_aborted(hub, &rank, &status, msg, sizeof msg))
+        return false;
+    *said = true;
+    fprintf(stderr, "locus run: rank %d aborted the job (status %d): %s\n", rank, status, msg);
+    if (!*rc)
+        *rc = status & 0xff ? status & 0xff : 1;
+    return true;
+}
+
 int locus_cmd_run(int argc, char **argv)
 {
     int64_t n = -1;
@@ -129,6 +149,20 @@ int locus_cmd_run(int argc, char **argv)
     snprintf(job, sizeof job, "run%d-%08x", (int)getpid(), rnd);
     if (locus_shm_segment_name(job, seg, sizeof seg))
         return cli_fail("run", LOCUS_ERR_INVALID);
+    /* The rendezvous: listening before any child exists, on a port the
+     * kernel picks. Programs that do not use locus_boot never notice it. */
+    struct rlimit nofile; /* the hub holds one socket per process */
+    if (!getrlimit(RLIMIT_NOFILE, &nofile) && nofile.rlim_cur < (rlim_t)n + 64 &&
+        nofile.rlim_cur < nofile.rlim_max) {
+        nofile.rlim_cur = (rlim_t)n + 64 < nofile.rlim_max ? (rlim_t)n + 64 : nofile.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &nofile);
+    }
+    locus_boot_hub_t *hub = NULL;
+    locus_status_t hst = locus_boot_hub_create("127.0.0.1:0", (int)n, job, "locus-run", 0, &hub);
+    if (hst == LOCUS_ERR_INVALID)
+        return cli_fail("run", hst);
+    if (hst)
+        fprintf(stderr, "locus run: warning: no rendezvous for locus_boot (%s)\n", locus_last_error());
     cpu_set_t avail;
     if (sched_getaffinity(0, sizeof avail, &avail))
         CPU_ZERO(&avail);
@@ -139,8 +173,10 @@ int locus_cmd_run(int argc, char **argv)
     sigaction(SIGTERM, &sa, NULL);
 
     pid_t *pids = calloc((size_t)n, sizeof *pids);
-    if (!pids)
+    if (!pids) {
+        locus_boot_hub_destroy(hub);
         return cli_fail("run", LOCUS_ERR_NO_MEMORY);
+    }
     char sz[16];
     snprintf(sz, sizeof sz, "%d", (int)n);
     int rc = 0;
@@ -158,6 +194,8 @@ int locus_cmd_run(int argc, char **argv)
             setenv("LOCUS_RANK", rs, 1);
             setenv("LOCUS_SIZE", sz, 1);
             setenv("LOCUS_JOB", job, 1);
+            if (hub)
+                setenv("LOCUS_BOOT", locus_boot_hub_address(hub), 1);
             if (bind != BIND_NONE) {
                 cpu_set_t set;
                 bind_set(bind, r, &avail, &set);
@@ -175,6 +213,7 @@ int locus_cmd_run(int argc, char **argv)
 
     int left = (int)n;
     double kill_at = -1;
+    bool aborted = false;
     while (left > 0) {
         int ws;
         pid_t p = waitpid(-1, &ws, WNOHANG);
@@ -183,6 +222,7 @@ int locus_cmd_run(int argc, char **argv)
                 if (pids[r] == p) {
                     pids[r] = 0;
                     left--;
+                    locus_boot_hub_exited(hub, r, ws);
                     int code = status_code(ws);
                     if (code && !rc) {
                         rc = code;
@@ -194,6 +234,8 @@ int locus_cmd_run(int argc, char **argv)
                 }
             continue;
         }
+        if (report_abort(hub, &aborted, &rc) && kill_at < 0)
+            kill_at = grace; /* the others exit on the hub's word; stragglers get --grace */
         if (got_signal && kill_at < 0) {
             for (int r = 0; r < n; r++)
                 if (pids[r])
@@ -210,7 +252,9 @@ int locus_cmd_run(int argc, char **argv)
             kill_at = 1e9;
         }
     }
+    report_abort(hub, &aborted, &rc); /* if every process was gone before we looked */
     shm_unlink(seg); /* normally gone already: unlinked once every process attached */
+    locus_boot_hub_destroy(hub);
     free(pids);
     return rc;
 }

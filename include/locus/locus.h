@@ -6,6 +6,7 @@
 #include <locus/version.h>
 #include <locus/status.h>
 #include <locus/config.h>
+#include <locus/boot.h>
 #include <locus/topo.h>
 #include <locus/shm.h>
 #include <locus/copy.h>
