@@ -41,6 +41,24 @@ LOCUS_API locus_status_t locus_parse_size(const char *text, uint64_t *out);
 /* Format bytes as "8.0 GiB" into buf; returns buf. */
 LOCUS_API const char *locus_format_size(uint64_t bytes, char *buf, size_t len);
 
+/* The tune file: LOCUS_* values measured on this machine by `locus tune`,
+ * read below the environment and above the built-in defaults, and only on
+ * the machine (CPU, cpus, L3) that wrote it. LOCUS_TUNE_FILE overrides the
+ * path ("none": no file). */
+typedef struct locus_tune_entry {
+    const char *name;    /* "LOCUS_COPY_NT_MIN" */
+    const char *value;   /* validated like the environment's */
+    const char *comment; /* one line, or NULL */
+} locus_tune_entry_t;
+/* Path into buf ("" if none); returns buf. */
+LOCUS_API const char *locus_tune_file_path(char *buf, size_t len);
+/* Why an existing tune file is ignored (another machine's, unreadable), or "". */
+LOCUS_API const char *locus_tune_file_status(void);
+/* Write the tune file (path NULL: the default) atomically; every value is
+ * validated first (LOCUS_ERR_INVALID names the bad one, nothing written). */
+LOCUS_API locus_status_t locus_tune_file_write(const char *path, const locus_tune_entry_t *entries,
+                                               size_t n);
+
 #ifdef __cplusplus
 }
 #endif

@@ -226,6 +226,26 @@ typedef struct locus_copy_calibration {
  * configured; LOCUS_ERR_SYSTEM if it cannot be written. */
 LOCUS_API locus_status_t locus_copy_calibration_save(const char *path, const locus_copy_calibration_t *cal);
 
+/* The selector's self-test, run now: where NT stores beat glibc memcpy on
+ * this machine and which NT kernel wins (what LOCUS_COPY_SELFTEST=auto
+ * measures once per machine at the first copy of >= 1 MiB; see
+ * docs/ARCHITECTURE.md, copy). Medians of `reps` (1..16) interleaved rounds.
+ * Needs ~128 MiB for a moment; LOCUS_ERR_NO_MEMORY if less than 512 MiB is
+ * available. `save`: also write it where the library reads it (the cache
+ * ~/.cache/locus/copy-selftest.conf). */
+typedef struct locus_copy_selftest {
+    int kernel;                 /* NT kernel for copies >= nt_min; -1: glibc at every size */
+    uint64_t nt_min;            /* UINT64_MAX: NT never won by the margin */
+    int nsizes;
+    uint64_t sizes[8];          /* ascending, 1 MiB .. 64 MiB */
+    double glibc_gbps[8];       /* 0: not measured (above the first size NT lost at) */
+    double nt_gbps[8];          /* of `kernel`'s family winner */
+    int ncandidates;
+    int candidates[8];          /* NT kernels raced at the largest size ... */
+    double candidate_gbps[8];   /* ... and their GB/s there */
+} locus_copy_selftest_t;
+LOCUS_API locus_status_t locus_copy_selftest(int reps, bool save, locus_copy_selftest_t *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -77,7 +77,7 @@ static locus_status_t check_args(void *dst, const void *src, size_t len, size_t 
 
 /* ---------- thresholds ---------- */
 
-/* "auto" -> *set = false; a size -> *out. */
+/* "auto" -> *set = false; "never" -> UINT64_MAX; a size -> *out. */
 static locus_status_t read_threshold(lc_tun_id_t id, bool *set, uint64_t *out)
 {
     const char *v;
@@ -85,6 +85,10 @@ static locus_status_t read_threshold(lc_tun_id_t id, bool *set, uint64_t *out)
     if (st)
         return st;
     *set = strcmp(v, "auto") != 0;
+    if (*set && !strcmp(v, "never")) {
+        *out = UINT64_MAX;
+        return LOCUS_OK;
+    }
     return *set ? locus_parse_size(v, out) : LOCUS_OK;
 }
 
@@ -215,6 +219,25 @@ static void update_direct(copy_sel_t *s, bool auto_nt)
     }
 }
 
+/* Big copies (>= nt_min) use NT kernel k; hinted copies its NT-only variant,
+ * and prefetchnta only if k uses it. */
+static void use_nt_kernel(locus_copy_params_t *p, int k)
+{
+    p->ntpf = k;
+    p->nt = locus_copy_kernel_variant(k, true, false);
+    p->pf = copy_kernels[k].nt_source ? locus_copy_kernel_variant(k, false, true) : p->regular;
+}
+
+/* LOCUS_COPY_NT_KERNEL: -1 auto, -2 unusable here, else the kernel. */
+static int nt_kernel_set(void)
+{
+    int e = 0;
+    if (!lc_tun_is_set(LC_TUN_COPY_NT_KERNEL) || lc_tun_enum(LC_TUN_COPY_NT_KERNEL, &e) || e == 0)
+        return -1;
+    int k = locus_copy_kernel_find(lc_tun_text(LC_TUN_COPY_NT_KERNEL));
+    return k >= 0 && locus_copy_kernel_available(k) ? k : -2;
+}
+
 /* sel[1] = sel[0] with the self-test's answer: big copies (>= its nt_min)
  * use the NT kernel that won, the others glibc; prefetchnta is kept only if
  * the winner uses it (it lost badly on some CPUs). A self-test that could
@@ -226,11 +249,8 @@ static void apply_proof(copy_sel_t *to, const copy_sel_t *from, const copy_proof
     int k = nt_kernel >= 0 ? nt_kernel : pr->kernel;
     p->nt_min = pr->valid ? pr->nt_min : UINT64_MAX;
     snprintf(to->origin_nt, sizeof to->origin_nt, "%s", pr->valid ? pr->origin : pr->why);
-    if (k >= 0) {
-        p->ntpf = k;
-        p->nt = locus_copy_kernel_variant(k, true, false);
-        p->pf = copy_kernels[k].nt_source ? locus_copy_kernel_variant(k, false, true) : p->regular;
-    }
+    if (k >= 0)
+        use_nt_kernel(p, k);
     p->nt_min_origin = to->origin_nt;
     p->nt_min_far_origin = to->origin_far;
     update_direct(to, false);
@@ -245,9 +265,7 @@ static locus_copy_ctx_t g_ctx; /* the process-wide context (see below) */
 static int prove(locus_copy_ctx_t *c)
 {
     const copy_proof_t *pr = copy_proof_get();
-    int nt_kernel = -1;
-    if (lc_tun_is_set(LC_TUN_COPY_NT_KERNEL) && lc_tun_enum(LC_TUN_COPY_NT_KERNEL, &nt_kernel) == LOCUS_OK)
-        nt_kernel = nt_kernel > 0 ? locus_copy_kernel_find(lc_tun_text(LC_TUN_COPY_NT_KERNEL)) : -1;
+    int nt_kernel = nt_kernel_set();
     pthread_mutex_lock(&prove_lock);
     if (!c->proved) {
         apply_proof(&c->sel[1], &c->sel[0], pr, nt_kernel);
@@ -305,13 +323,15 @@ static locus_status_t ctx_init(locus_copy_ctx_t *c, const locus_topo_t *topo, in
         return st;
     if (set) {
         c->sel[0].p.nt_min = v;
-        snprintf(c->sel[0].origin_nt, sizeof c->sel[0].origin_nt, "LOCUS_COPY_NT_MIN");
+        snprintf(c->sel[0].origin_nt, sizeof c->sel[0].origin_nt, "%s",
+                 lc_tun_source(LC_TUN_COPY_NT_MIN) == LC_SRC_TUNE ? "tune file" : "LOCUS_COPY_NT_MIN");
     }
     if ((st = read_threshold(LC_TUN_COPY_NT_MIN_FAR, &set, &v)))
         return st;
     if (set) {
         c->sel[0].p.nt_min_far = v;
-        snprintf(c->sel[0].origin_far, sizeof c->sel[0].origin_far, "LOCUS_COPY_NT_MIN_FAR");
+        snprintf(c->sel[0].origin_far, sizeof c->sel[0].origin_far, "%s",
+                 lc_tun_source(LC_TUN_COPY_NT_MIN_FAR) == LC_SRC_TUNE ? "tune file" : "LOCUS_COPY_NT_MIN_FAR");
     }
     int forced = 0;
     if ((st = lc_tun_enum(LC_TUN_COPY_KERNEL, &forced)))
@@ -328,9 +348,14 @@ static locus_status_t ctx_init(locus_copy_ctx_t *c, const locus_topo_t *topo, in
     c->sel[0].p.nt_min_origin = c->sel[0].origin_nt;
     c->sel[0].p.nt_min_far_origin = c->sel[0].origin_far;
     int selftest = 0;
-    if ((st = lc_tun_enum(LC_TUN_COPY_SELFTEST, &selftest)) ||
-        (st = lc_tun_enum(LC_TUN_COPY_NT_KERNEL, &(int){0})))
+    if ((st = lc_tun_enum(LC_TUN_COPY_SELFTEST, &selftest)))
         return st;
+    int nk = nt_kernel_set();
+    if (nk == -2)
+        return lc_err(LOCUS_ERR_UNSUPPORTED, "LOCUS_COPY_NT_KERNEL=%s: this CPU (or LOCUS_COPY_ISA) lacks "
+                      "its instructions", lc_tun_text(LC_TUN_COPY_NT_KERNEL));
+    if (nk >= 0)
+        use_nt_kernel(&c->sel[0].p, nk);
     c->auto_nt = selftest != 1 && !strcmp(c->sel[0].origin_nt, "topology");
     update_direct(&c->sel[0], c->auto_nt);
     if (c->auto_nt && copy_proof_peek()) /* another context already asked: answer now */

@@ -4,6 +4,7 @@
 #include "copy/kernels.h"
 #include "core/clock.h"
 #include "core/config.h"
+#include "core/error.h"
 #include "core/tune.h"
 
 #include <errno.h>
@@ -314,4 +315,31 @@ const copy_proof_t *copy_proof_get(void)
 const copy_proof_t *copy_proof_peek(void)
 {
     return __atomic_load_n(&g_known, __ATOMIC_ACQUIRE) ? &g_proof : NULL;
+}
+
+locus_status_t locus_copy_selftest(int reps, bool save, locus_copy_selftest_t *out)
+{
+    if (!out || reps < 1 || reps > 16)
+        return lc_err(LOCUS_ERR_INVALID, "copy self-test: reps %d: expected 1..16 and an output", reps);
+    copy_proof_t pr;
+    copy_proof_measure(&pr, reps);
+    if (!pr.valid)
+        return lc_err(LOCUS_ERR_NO_MEMORY, "%s", pr.why);
+    memset(out, 0, sizeof *out);
+    out->kernel = pr.kernel;
+    out->nt_min = pr.nt_min;
+    out->nsizes = COPY_PROOF_SIZES;
+    for (int i = 0; i < COPY_PROOF_SIZES; i++) {
+        out->sizes[i] = copy_proof_size(i);
+        out->glibc_gbps[i] = pr.glibc_gbps[i];
+        out->nt_gbps[i] = pr.nt_gbps[i];
+    }
+    out->ncandidates = pr.ncandidates;
+    for (int i = 0; i < pr.ncandidates; i++) {
+        out->candidates[i] = pr.candidates[i];
+        out->candidate_gbps[i] = pr.family_gbps[i];
+    }
+    if (save && copy_proof_save(&pr) != 0)
+        return lc_err(LOCUS_ERR_SYSTEM, "copy self-test: cannot write the cache file");
+    return LOCUS_OK;
 }

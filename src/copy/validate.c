@@ -8,12 +8,12 @@
 locus_status_t copy_validate_threshold(const char *value)
 {
     uint64_t v;
-    if (value && !strcmp(value, "auto"))
+    if (value && (!strcmp(value, "auto") || !strcmp(value, "never")))
         return LOCUS_OK;
     if (locus_parse_size(value, &v) != LOCUS_OK)
         return lc_err(LOCUS_ERR_INVALID,
-                         "'%s': expected 'auto' or a size in bytes with an optional K/M/G/T suffix "
-                         "(e.g. 8M)", value ? value : "");
+                         "'%s': expected 'auto', 'never' or a size in bytes with an optional "
+                         "K/M/G/T suffix (e.g. 8M)", value ? value : "");
     return LOCUS_OK;
 }
 

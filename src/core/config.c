@@ -368,11 +368,46 @@ locus_status_t locus_config_check(void)
                              "unknown tunable %.*s (run `locus config` for the list)", (int)len, *e);
     }
     for (int i = 0; i < LC_TUN_COUNT; i++) {
-        if (!getenv(tunables[i].name))
+        if (!explicit_value((lc_tun_id_t)i, NULL))
             continue;
         locus_status_t st = validate((lc_tun_id_t)i);
         if (st)
             return st;
     }
+    return LOCUS_OK;
+}
+
+/* ---------- the tune file (public side) ---------- */
+
+const char *locus_tune_file_path(char *buf, size_t len) { return lc_tune_path(buf, len); }
+
+const char *locus_tune_file_status(void) { return lc_tune_status(); }
+
+static int tunable_index(const char *name)
+{
+    for (int i = 0; i < LC_TUN_COUNT; i++)
+        if (!strcmp(tunables[i].name, name))
+            return i;
+    return -1;
+}
+
+locus_status_t locus_tune_file_write(const char *path, const locus_tune_entry_t *e, size_t n)
+{
+    if (!e && n)
+        return lc_err(LOCUS_ERR_INVALID, "tune file: entries NULL");
+    for (size_t i = 0; i < n; i++) {
+        int id = e[i].name ? tunable_index(e[i].name) : -1;
+        if (id < 0)
+            return lc_err(LOCUS_ERR_INVALID, "tune file: unknown tunable %s", e[i].name ? e[i].name : "(null)");
+        tun_value_t v;
+        if (!e[i].value || strchr(e[i].value, '\n'))
+            return lc_err(LOCUS_ERR_INVALID, "tune file: %s: expected a one-line value", e[i].name);
+        locus_status_t st = parse_text((lc_tun_id_t)id, e[i].value, &v);
+        if (st)
+            return lc_err(st, "tune file: %s=%s", e[i].name, locus_last_error());
+    }
+    char err[600];
+    if (lc_tune_write(path, e, n, err, sizeof err) != 0)
+        return lc_err(LOCUS_ERR_SYSTEM, "tune file: %s", err);
     return LOCUS_OK;
 }

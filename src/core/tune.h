@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <locus/config.h>
 
 /* $XDG_CACHE_HOME/locus/<name>, else ~/.cache/locus/<name>, else "" (no
  * home): where the library keeps what it measured about this machine. */
@@ -30,9 +31,7 @@ const char *lc_tune_status(void);
 /* Write the tune file (path NULL = lc_tune_path): the host line, then the
  * n "LOCUS_X=value" lines with an optional comment each. Atomic (temporary
  * file + rename); creates the directory. */
-typedef struct lc_tune_entry {
-    const char *name, *value, *comment;
-} lc_tune_entry_t;
+typedef locus_tune_entry_t lc_tune_entry_t;
 int lc_tune_write(const char *path, const lc_tune_entry_t *e, size_t n, char *err, size_t errlen);
 /* Forget what was read (tests; the next lookup reads the file again). */
 void lc_tune_reset(void);

@@ -209,3 +209,82 @@ TEST(Tunables, ModulesRegisterValidators)
     lc_tun_set_validator(LC_TUN_REG_DEVICE, nullptr);
     unsetenv("LOCUS_REG_DEVICE");
 }
+
+// ---------------------------------------------------------------- tune file
+
+extern "C" {
+#include "core/tune.h"
+}
+#include <fstream>
+#include <unistd.h>
+
+namespace {
+struct TuneFile : ::testing::Test {
+    std::string path = "/tmp/locus-tune-test-" + std::to_string(getpid()) + ".conf";
+    void SetUp() override { setenv("LOCUS_TUNE_FILE", path.c_str(), 1); lc_tune_reset(); }
+    void TearDown() override
+    {
+        unlink(path.c_str());
+        unsetenv("LOCUS_TUNE_FILE");
+        unsetenv("LOCUS_HEAP_CHUNK");
+        lc_tune_reset();
+    }
+};
+}  // namespace
+
+TEST_F(TuneFile, ValuesSitBetweenEnvironmentAndDefault)
+{
+    locus_tune_entry_t e[] = {{"LOCUS_HEAP_CHUNK", "16M", "a comment"}, {"LOCUS_HEAP_SAMPLES", "99", nullptr}};
+    ASSERT_EQ(locus_tune_file_write(nullptr, e, 2), LOCUS_OK) << locus_last_error();
+    uint64_t chunk = 0;
+    ASSERT_EQ(lc_tun_size(LC_TUN_HEAP_CHUNK, &chunk), LOCUS_OK);
+    EXPECT_EQ(chunk, 16u << 20);
+    EXPECT_EQ(lc_tun_source(LC_TUN_HEAP_CHUNK), LC_SRC_TUNE);
+    setenv("LOCUS_HEAP_CHUNK", "32M", 1);  // the environment wins
+    ASSERT_EQ(lc_tun_size(LC_TUN_HEAP_CHUNK, &chunk), LOCUS_OK);
+    EXPECT_EQ(chunk, 32u << 20);
+    EXPECT_EQ(lc_tun_source(LC_TUN_HEAP_CHUNK), LC_SRC_ENV);
+    EXPECT_EQ(lc_tun_source(LC_TUN_HEAP_VERIFY), LC_SRC_DEFAULT);
+    locus_heap_attr_t a;
+    locus_heap_attr_init(&a);
+    ASSERT_EQ(locus_heap_attr_from_env(&a), LOCUS_OK);
+    EXPECT_EQ(a.samples, 99u) << "attribute structs see the tune file too";
+    locus_tunable_info_t info;
+    for (size_t i = 0; i < locus_config_count(); i++) {
+        locus_config_describe(i, &info);
+        if (!strcmp(info.name, "LOCUS_HEAP_SAMPLES")) break;
+    }
+    EXPECT_STREQ(info.source, "tune file");
+}
+
+TEST_F(TuneFile, BadValuesAreRefusedAndNamed)
+{
+    locus_tune_entry_t bad[] = {{"LOCUS_HEAP_CHUNK", "huge", nullptr}};
+    EXPECT_EQ(locus_tune_file_write(nullptr, bad, 1), LOCUS_ERR_INVALID);
+    EXPECT_NE(std::string(locus_last_error()).find("LOCUS_HEAP_CHUNK"), std::string::npos);
+    locus_tune_entry_t unknown[] = {{"LOCUS_NO_SUCH", "1", nullptr}};
+    EXPECT_EQ(locus_tune_file_write(nullptr, unknown, 1), LOCUS_ERR_INVALID);
+    EXPECT_NE(access(path.c_str(), F_OK), 0) << "nothing written";
+    // a file edited by hand with a bad value: the error names the file
+    char host[512];
+    std::ofstream(path) << "host=" << lc_tune_host(host, sizeof host) << "\nLOCUS_HEAP_CHUNK=huge\n";
+    lc_tune_reset();
+    EXPECT_EQ(locus_config_check(), LOCUS_ERR_INVALID);
+    EXPECT_NE(std::string(locus_last_error()).find("tune file"), std::string::npos) << locus_last_error();
+}
+
+TEST_F(TuneFile, AnotherMachinesFileIsIgnored)
+{
+    std::ofstream(path) << "host=AuthenticAMD 25/17/1, elsewhere, 128 cpus, L3 33554432\nLOCUS_HEAP_CHUNK=16M\n";
+    lc_tune_reset();
+    EXPECT_EQ(lc_tune_value("LOCUS_HEAP_CHUNK"), nullptr);
+    EXPECT_NE(std::string(locus_tune_file_status()).find("measured on"), std::string::npos);
+    EXPECT_EQ(lc_tun_source(LC_TUN_HEAP_CHUNK), LC_SRC_DEFAULT);
+    std::ofstream(path) << "LOCUS_HEAP_CHUNK=16M\n";  // no host line at all
+    lc_tune_reset();
+    EXPECT_EQ(lc_tune_value("LOCUS_HEAP_CHUNK"), nullptr);
+    setenv("LOCUS_TUNE_FILE", "none", 1);
+    lc_tune_reset();
+    char buf[64];
+    EXPECT_STREQ(locus_tune_file_path(buf, sizeof buf), "");
+}

@@ -1,0 +1,212 @@
+/* locus tune: measure every machine-dependent default on this machine, print
+ * before / after with the gain, and write the tune file the library reads
+ * (below the environment, above the built-in defaults; `locus config` shows
+ * which values came from it). Each part is a function: copy, heap, shm. */
+#include "cli.h"
+
+#include <locus/locus.h>
+
+#include "core/clock.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_ENTRIES 16
+
+typedef struct {
+    locus_tune_entry_t e[MAX_ENTRIES];
+    char values[MAX_ENTRIES][64], comments[MAX_ENTRIES][200];
+    int n;
+    bool quiet;
+} tune_t;
+
+static void add(tune_t *t, const char *name, const char *value, const char *comment)
+{
+    if (t->n == MAX_ENTRIES)
+        return;
+    snprintf(t->values[t->n], sizeof t->values[0], "%s", value);
+    snprintf(t->comments[t->n], sizeof t->comments[0], "%s", comment);
+    t->e[t->n] = (locus_tune_entry_t){name, t->values[t->n], t->comments[t->n]};
+    t->n++;
+}
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: locus tune [--only copy,heap] [--reps N] [--dry-run] [-o FILE] [-q]\n"
+            "  measures the defaults that depend on the machine and writes them to the tune\n"
+            "  file (default %s; LOCUS_TUNE_FILE), which the library reads below the\n"
+            "  environment and above its built-in defaults, on this machine only:\n"
+            "    copy  where NT stores beat glibc memcpy and which NT kernel (LOCUS_COPY_NT_MIN,\n"
+            "          LOCUS_COPY_NT_KERNEL): the self-test with more rounds\n"
+            "    heap  the order huge pages are faulted in (LOCUS_HEAP_FAULT_ORDER)\n"
+            "  prints each value before (built-in: self-test cache or topology) and after,\n"
+            "  with the gain measured in the same run. Run it on a quiet machine.\n"
+            "  --reps N    rounds per measurement (default 9)\n"
+            "  --dry-run   measure and print, write nothing\n",
+            "~/.cache/locus/tune.conf");
+}
+
+static const char *size_text(uint64_t v, char *buf, size_t len)
+{
+    return v == UINT64_MAX ? "never" : locus_format_size(v, buf, len);
+}
+
+/* GB/s of the choice (threshold `nt_min`) at measured size i. */
+static double chosen(const locus_copy_selftest_t *s, uint64_t nt_min, int i)
+{
+    return s->sizes[i] >= nt_min && s->nt_gbps[i] > 0 ? s->nt_gbps[i] : s->glibc_gbps[i];
+}
+
+static int tune_copy(tune_t *t, int reps)
+{
+    locus_copy_ctx_t *ctx;
+    locus_copy_params_t before;
+    locus_status_t st = locus_copy_default_ctx(&ctx);
+    if (!st)
+        st = locus_copy_ctx_params(ctx, &before);
+    if (st)
+        return cli_fail("tune", st);
+    locus_copy_selftest_t s;
+    double t0 = lc_now_s();
+    if ((st = locus_copy_selftest(reps, true, &s)))
+        return cli_fail("tune", st);
+    char b1[32], b2[32];
+    printf("copy: NT stores vs glibc memcpy (%d rounds, %.1f s)\n", reps, lc_now_s() - t0);
+    printf("  candidates at %s:", locus_format_size(s.sizes[s.nsizes - 1], b1, sizeof b1));
+    for (int i = 0; i < s.ncandidates; i++)
+        printf(" %s %.2f", locus_copy_kernel_name(s.candidates[i]), s.candidate_gbps[i]);
+    printf(" GB/s (glibc %.2f)\n", s.glibc_gbps[s.nsizes - 1]);
+    printf("  %8s %8s %8s %10s %10s %6s\n", "size", "glibc", "NT", "before", "after", "gain");
+    for (int i = 0; i < s.nsizes; i++) {
+        if (s.glibc_gbps[i] <= 0)
+            continue;
+        double b = chosen(&s, before.nt_min, i), a = chosen(&s, s.nt_min, i);
+        printf("  %8s %8.2f %8.2f %10.2f %10.2f %5.2fx\n", locus_format_size(s.sizes[i], b1, sizeof b1),
+               s.glibc_gbps[i], s.nt_gbps[i], b, a, b > 0 ? a / b : 0);
+    }
+    printf("  LOCUS_COPY_NT_MIN     %s (%s) -> %s\n", size_text(before.nt_min, b1, sizeof b1),
+           before.nt_min_origin, size_text(s.nt_min, b2, sizeof b2));
+    printf("  LOCUS_COPY_NT_KERNEL  %s -> %s\n", locus_copy_kernel_name(before.ntpf),
+           s.kernel >= 0 ? locus_copy_kernel_name(s.kernel) : "none (glibc)");
+    char v[64];
+    if (s.nt_min == UINT64_MAX)
+        snprintf(v, sizeof v, "never");
+    else
+        snprintf(v, sizeof v, "%llu", (unsigned long long)s.nt_min);
+    add(t, "LOCUS_COPY_NT_MIN", v, "copies from this size use non-temporal stores (locus tune, copy)");
+    if (s.kernel >= 0)
+        add(t, "LOCUS_COPY_NT_KERNEL", locus_copy_kernel_name(s.kernel), "the NT kernel that won");
+    return 0;
+}
+
+/* Fault-in GB/s of a THP heap of `size` with the given order. */
+static double fault_rate(uint64_t size, locus_heap_fault_order_t order)
+{
+    locus_heap_attr_t a;
+    locus_heap_attr_init(&a);
+    a.size = size;
+    a.percent = 0;
+    a.pages = LOCUS_PAGES_THP;
+    a.verify = LOCUS_VERIFY_NONE;
+    a.fault_order = order;
+    locus_heap_t *h;
+    if (locus_heap_create(&a, NULL, &h))
+        return 0;
+    locus_heap_stats_t s;
+    double g = locus_heap_stats(h, &s) == LOCUS_OK && s.huge_bytes ? s.gbps : 0;
+    locus_heap_destroy(h);
+    return g;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static int tune_heap(tune_t *t, int reps)
+{
+    const uint64_t size = 1ull << 30;
+    double g[2][16];
+    int n = reps > 16 ? 16 : reps < 3 ? 3 : reps;
+    double t0 = lc_now_s();
+    for (int r = 0; r < n; r++)
+        for (int j = 0; j < 2; j++) {
+            int o = (j + r) % 2;
+            g[o][r] = fault_rate(size, o ? LOCUS_FAULT_FIRST : LOCUS_FAULT_LAST);
+        }
+    qsort(g[0], (size_t)n, sizeof(double), cmp_double);
+    qsort(g[1], (size_t)n, sizeof(double), cmp_double);
+    double last = g[0][n / 2], first = g[1][n / 2];
+    printf("heap: fault-in of a 1 GiB THP heap, last-4-KiB-first vs first-to-last (%d rounds, %.1f s)\n", n,
+           lc_now_s() - t0);
+    if (last <= 0 || first <= 0) {
+        printf("  no transparent huge pages here: nothing to choose (kept auto)\n");
+        return 0;
+    }
+    /* the built-in default (auto) is "last"; "first" only if it wins clearly */
+    bool pick_first = first > 1.03 * last;
+    printf("  last %.2f GB/s, first %.2f GB/s\n", last, first);
+    printf("  LOCUS_HEAP_FAULT_ORDER auto (last) -> %s, gain %.2fx\n", pick_first ? "first" : "last",
+           pick_first ? first / last : 1.0);
+    add(t, "LOCUS_HEAP_FAULT_ORDER", pick_first ? "first" : "last",
+        "order of a huge page's 4 KiB parts at fault-in (locus tune, heap)");
+    return 0;
+}
+
+int locus_cmd_tune(int argc, char **argv)
+{
+    static const struct option opts[] = {{"only", required_argument, 0, 'O'}, {"reps", required_argument, 0, 'r'},
+                                         {"dry-run", no_argument, 0, 'n'},     {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    const char *only = "copy,heap", *out = NULL;
+    bool dry = false, quiet = false;
+    int reps = 9, c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "o:qh", opts, NULL)) != -1) {
+        switch (c) {
+        case 'O': only = optarg; break;
+        case 'r': reps = atoi(optarg); break;
+        case 'n': dry = true; break;
+        case 'o': out = optarg; break;
+        case 'q': quiet = true; break;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    if (reps < 1 || reps > 16)
+        return cli_usage_error("tune", "--reps %d: expected 1..16", reps);
+    for (const char *p = only; *p;) {
+        size_t len = strcspn(p, ",");
+        if (!(len == 4 && !strncmp(p, "copy", 4)) && !(len == 4 && !strncmp(p, "heap", 4)))
+            return cli_usage_error("tune", "--only %s: expected a comma list of copy, heap", only);
+        p += len + (p[len] == ',');
+    }
+    /* "before" is the library without a tune file; written where it is read */
+    char path[512];
+    if (!out)
+        out = locus_tune_file_path(path, sizeof path);
+    setenv("LOCUS_TUNE_FILE", "none", 1);
+    tune_t t = {.quiet = quiet};
+    double t0 = lc_now_s();
+    int rc = 0;
+    if (strstr(only, "copy"))
+        rc |= tune_copy(&t, reps);
+    if (!rc && strstr(only, "heap"))
+        rc |= tune_heap(&t, reps);
+    if (rc)
+        return rc;
+    printf("measured in %.1f s\n", lc_now_s() - t0);
+    if (dry) {
+        printf("--dry-run: nothing written (would write %s)\n", out);
+        return 0;
+    }
+    locus_status_t st = locus_tune_file_write(out, t.e, (size_t)t.n);
+    if (st)
+        return cli_fail("tune", st);
+    printf("wrote %s (%d values); `locus config` shows them\n", out, t.n);
+    return 0;
+}
