@@ -49,6 +49,10 @@ locus_status_t shm_plan_layout(int nprocs, const locus_shm_opts_t *opts, locus_s
         return st;
     if (!heap && (st = read_size(LC_TUN_SHM_HEAP, &heap)))
         return st;
+    /* found by fuzz_plan: a heap near 2^64 wrapped the segment size */
+    if (heap > (1ull << 40))
+        return lc_err(LOCUS_ERR_RANGE, "shared heap %" PRIu64 " bytes per process: expected at most 1 TiB",
+                      heap);
     if ((st = read_size(LC_TUN_SHM_EAGER, &eager)) || (st = read_size(LC_TUN_SHM_FRAG, &frag)))
         return st;
     if (!queue)

@@ -47,6 +47,14 @@ TEST(ShmPlan, RejectsBadQueueAndProcs)
     EXPECT_NE(std::string(locus_last_error()).find("5000"), std::string::npos);
     EXPECT_EQ(locus_shm_plan(0, nullptr, &p), LOCUS_ERR_INVALID);
     EXPECT_NE(std::string(locus_last_error()).find("procs 0"), std::string::npos);
+    // found by fuzz_plan: a heap near 2^64 wrapped the segment size to 12 MB
+    locus_shm_opts_init(&o);
+    o.heap_bytes = 0xffffffffffff0623ull;
+    EXPECT_EQ(locus_shm_plan(516, &o, &p), LOCUS_ERR_RANGE);
+    EXPECT_NE(std::string(locus_last_error()).find("at most 1 TiB"), std::string::npos);
+    o.heap_bytes = 1ull << 40;  // the largest accepted: the segment holds every byte
+    ASSERT_EQ(locus_shm_plan(65536, &o, &p), LOCUS_OK);
+    EXPECT_GE(p.segment_bytes, 65536ull << 40);
 }
 
 TEST(ShmPlan, JobNamesAreValidated)
