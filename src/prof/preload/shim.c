@@ -306,6 +306,7 @@ static void atfork_child(void)
     int g = shim_guard;
     shim_guard = 1;
     log_start();
+    log_flush_locked(); /* a child that ends in _exit still has its start */
     shim_guard = g;
     shim_io_after_fork();
     shim_access_after_fork();

@@ -52,6 +52,7 @@ static _Atomic int armer_run;
 static _Atomic int armer_started;
 static _Atomic uint64_t pause_until; /* no arming before (a vfork child execs) */
 static _Atomic int spawns;           /* spawns in flight: no arming */
+static _Atomic int sampling;         /* our handler is in place and the ring exists */
 
 void shim_pause_arming(uint64_t ns)
 {
@@ -195,6 +196,8 @@ static void chain(int sig, siginfo_t *si, void *uc)
     memset(&dfl, 0, sizeof dfl);
     dfl.sa_handler = SIG_DFL;
     atomic_store(&handler_on[k], 0);
+    if (k == 0)
+        atomic_store(&sampling, 0);
     shim_R.sigaction(sig, &dfl, NULL);
     if (si->si_code <= 0) /* sent by kill/raise: nothing re-executes */
         raise(sig);
@@ -283,6 +286,16 @@ static void arm_some_locked(uint64_t *rnd, int quota)
     }
 }
 
+static void on_segv(int sig, siginfo_t *si, void *uc);
+
+static int handler_still_ours(void)
+{
+    struct sigaction cur;
+    if (shim_R.sigaction(SIGSEGV, NULL, &cur) != 0)
+        return 0;
+    return (cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == on_segv;
+}
+
 static void *armer_main(void *arg)
 {
     (void)arg;
@@ -301,7 +314,13 @@ static void *armer_main(void *arg)
         nanosleep(&ts, NULL);
         shim_lock();
         shim_access_flush_locked();
-        if (!atomic_load(&S.finished) && S.access_rate && acc_ring && !arming_paused())
+        if (atomic_load(&sampling) && !handler_still_ours()) {
+            /* the program replaced our handler without sigaction():
+             * an armed page must never reach its handler */
+            atomic_store(&sampling, 0);
+            shim_disarm_range_locked(0, ~(uintptr_t)0);
+        }
+        if (!atomic_load(&S.finished) && atomic_load(&sampling) && !arming_paused())
             arm_some_locked(&rnd, quota);
         if (++ticks % 10 == 0)
             shim_flush_locked();
@@ -372,10 +391,10 @@ void shim_access_init(void)
     }
     install(SIGSEGV);
     install(SIGBUS);
-    if (!atomic_load(&handler_on[0]) || !acc_ring) {
+    if (!atomic_load(&handler_on[0]) || !acc_ring)
         S.access_rate = 0;
-        acc_ring = NULL;
-    }
+    else
+        atomic_store(&sampling, 1);
     /* the thread also flushes the log periodically, sampler or not */
     shim_access_start();
 }

@@ -195,6 +195,7 @@ static void record_alloc(void *p, size_t size, int kind, int prot)
         shim_log_locked(&r, r.h.size);
     }
     shim_unlock();
+    shim_access_start(); /* a forked child's sampler starts here; else a no-op */
 }
 
 /* Before the memory goes away: disarm its pages, record where they were. */
