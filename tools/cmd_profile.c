@@ -195,6 +195,10 @@ int locus_cmd_profile(int argc, char **argv)
         fprintf(stderr, "locus profile: %s\n", locus_last_error());
         return 126;
     }
+    if (st == LOCUS_ERR_INVALID && status < 0) { /* e.g. -o 'p.%r.json' outside a job */
+        cli_fail("profile", st);
+        return 2;
+    }
     if (st != LOCUS_OK) {
         cli_fail("profile", st);
         return status >= 0 ? status : 1; /* once the program ran, its status */
