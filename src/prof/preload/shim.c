@@ -334,7 +334,8 @@ static void exec_failed(int began)
     if (!began)
         return;
     atomic_store(&S.finished, 0);
-    shim_access_start();
+    if (S.nlive) /* it had a sampler thread */
+        shim_access_start();
 }
 
 SHIM_EXPORT int execve(const char *path, char *const argv[], char *const envp[])

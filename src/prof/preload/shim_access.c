@@ -23,6 +23,7 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <sys/uio.h>
+#include <linux/futex.h>
 #include <ucontext.h>
 #include <unistd.h>
 
@@ -310,8 +311,12 @@ static void *armer_main(void *arg)
         quota = 1;
     unsigned ticks = 0;
     while (atomic_load(&armer_run)) {
+        /* a tick, cut short by shim_access_stop (a process that exits or
+         * execs must not wait for the tick) */
         struct timespec ts = {0, (long)tick_ns};
-        nanosleep(&ts, NULL);
+        syscall(SYS_futex, &armer_run, FUTEX_WAIT_PRIVATE, 1, &ts, NULL, 0);
+        if (!atomic_load(&armer_run))
+            break;
         shim_lock();
         shim_access_flush_locked();
         if (atomic_load(&sampling) && !handler_still_ours()) {
@@ -353,11 +358,12 @@ void shim_access_stop(void)
     if (!atomic_load(&armer_started))
         return;
     atomic_store(&armer_run, 0);
+    syscall(SYS_futex, &armer_run, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
     pthread_join(armer, NULL);
     atomic_store(&armer_started, 0);
 }
 
-/* A forked child has no sampler thread: it starts with the child's first
+/* A forked child has no sampler thread: it starts with the child's next
  * recorded allocation (a child that only execs never creates a thread). */
 void shim_access_after_fork(void)
 {
@@ -395,8 +401,9 @@ void shim_access_init(void)
         S.access_rate = 0;
     else
         atomic_store(&sampling, 1);
-    /* the thread also flushes the log periodically, sampler or not */
-    shim_access_start();
+    /* The thread (arming, and flushing the log every 100 ms) starts with
+     * the first tracked allocation: a process that has none (sh, echo, the
+     * many short children of make or xargs) never pays for a thread. */
 }
 
 /* ---------- the program's own SIGSEGV/SIGBUS handlers are chained, not replaced ---------- */

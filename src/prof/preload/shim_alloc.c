@@ -195,7 +195,6 @@ static void record_alloc(void *p, size_t size, int kind, int prot)
         shim_log_locked(&r, r.h.size);
     }
     shim_unlock();
-    shim_access_start(); /* a forked child's sampler starts here; else a no-op */
 }
 
 /* Before the memory goes away: disarm its pages, record where they were. */
@@ -226,12 +225,20 @@ static void record_free(void *p)
             shim_resolve();           \
     } while (0)
 
+/* After a malloc-family call the program made (not one from inside an
+ * allocator: those come here guarded). The sampler thread starts with the
+ * first tracked allocation, from here only: pthread_create allocates, and
+ * an mmap may come from inside an allocator holding its own lock (jemalloc's
+ * operator new calls its malloc directly, which maps through us). */
 static void alloc_done(void *p, size_t n)
 {
     if (!p)
         return;
-    if (n >= S.min_alloc)
+    if (n >= S.min_alloc) {
         record_alloc(p, n, LPROF_KIND_MALLOC, RW);
+        if (shim_recording())
+            shim_access_start(); /* no-op once started */
+    }
     else if (n >= SHIM_DEFAULT_MIN_ALLOC && !atomic_load_explicit(&S.ready, memory_order_relaxed))
         atomic_fetch_add_explicit(&S.stats.early, 1, memory_order_relaxed);
 }
