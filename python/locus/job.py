@@ -96,6 +96,7 @@ def merge(profiles: List[Dict[str, Any]], files: List[str] | None = None) -> Dic
     ranks.sort(key=lambda r: r["rank"])
     hosts = {r["rank"]: r["host"] for r in ranks}
     findings: List[str] = []
+    own: List[Dict[str, Any]] = []  # per-rank findings, grouped by rank and cause below
     for v in variables.values():
         per = v["per_rank"]
         v["ranks"] = len(per)
@@ -117,15 +118,40 @@ def merge(profiles: List[Dict[str, Any]], files: List[str] | None = None) -> Dic
             continue
         for x in per:
             if x["finding"]:
-                findings.append(f"rank {x['rank']} ({hosts[x['rank']]}): {x['finding']}")
+                own.append({"rank": x["rank"], "pattern": x["pattern"], "bytes": x["bytes"], "name": v["name"],
+                            "text": f"rank {x['rank']} ({hosts[x['rank']]}): {x['finding']}"})
             elif v["remote_rank"] and x["pages"] and _pct(x["pages_local"], x["pages"]) < 50:
-                findings.append(f"rank {x['rank']} ({hosts[x['rank']]}): {v['name']} ({v['site']}): "
-                                f"{100 - _pct(x['pages_local'], x['pages'])} % of its pages are away from the nodes "
-                                "its threads ran on; the other ranks' are local → check that rank's memory binding")
+                own.append({"rank": x["rank"], "pattern": "away", "bytes": x["bytes"], "name": v["name"],
+                            "text": f"rank {x['rank']} ({hosts[x['rank']]}): {v['name']}"
+                                    f"{'' if '@' in v['name'] else ' (' + v['site'] + ')'}: "
+                                    f"{100 - _pct(x['pages_local'], x['pages'])} % of its pages are away from the "
+                                    "nodes its threads ran on; the other ranks' are local → check that rank's "
+                                    "memory binding"})
+    findings += _group_own(own)
     order = sorted(variables.values(), key=lambda v: (not (v["imbalance"] or v["remote_rank"] or v["pattern_differs"]),
                                                         -v["bytes"], v["name"]))
     return {"schema": "locus-job/1", "ranks": ranks, "variables": order, "findings": findings,
             "matrices": _host_matrices(ranks)}
+
+
+def _group_own(own: List[Dict[str, Any]]) -> List[str]:
+    """One finding per rank and cause: the largest variable's, the others named after it."""
+    out: List[str] = []
+    own.sort(key=lambda o: (o["rank"], o["pattern"] == "away", o["pattern"], -o["bytes"], o["name"]))
+    i = 0
+    while i < len(own):
+        j = i + 1
+        while j < len(own) and own[j]["rank"] == own[i]["rank"] and own[j]["pattern"] == own[i]["pattern"]:
+            j += 1
+        if j - i == 1:
+            out.append(own[i]["text"])
+        else:
+            n = j - i - 1
+            names = ", ".join(o["name"] for o in own[i + 1:i + 6]) + (", ..." if n > 5 else "")
+            out.append(f"{own[i]['text']} (the same for {n} more variable{'' if n == 1 else 's'} "
+                       f"of rank {own[i]['rank']}: {names})")
+        i = j
+    return out
 
 
 def _host_matrices(ranks: List[Dict[str, Any]]) -> Dict[str, Dict[str, Any]]:

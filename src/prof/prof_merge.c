@@ -42,10 +42,20 @@ typedef struct {
     bool imbalance, remote_rank, pattern_differs;
 } mvar_t;
 
+/* A rank's own finding about one variable, before they are grouped. */
+typedef struct {
+    int rank;
+    uint64_t bytes;
+    char pattern[24];
+    char name[128];
+    char text[1200];
+} mfind_t;
+
 typedef struct {
     VEC(mrank_t) ranks;
     VEC(mvar_t) vars;
     VEC(char *) findings;
+    VEC(mfind_t) own; /* per-rank findings, grouped by rank and pattern at the end */
 } merge_t;
 
 static char *slurp(const char *path, size_t *len)
@@ -272,6 +282,46 @@ static void human(uint64_t b, char *buf, size_t cap)
     snprintf(buf, cap, i ? "%.1f %s" : "%.0f %s", v, u[i]);
 }
 
+static int cmp_own(const void *a, const void *b)
+{
+    const mfind_t *x = a, *y = b;
+    if (x->rank != y->rank)
+        return x->rank - y->rank;
+    bool ax = !strcmp(x->pattern, "away"), ay = !strcmp(y->pattern, "away"); /* the profile's own findings first */
+    if (ax != ay)
+        return ax - ay;
+    int c = strcmp(x->pattern, y->pattern);
+    if (c)
+        return c;
+    return x->bytes < y->bytes ? 1 : x->bytes > y->bytes ? -1 : strcmp(x->name, y->name);
+}
+
+/* One finding per rank and cause: the largest variable's, with the others
+ * of that rank and cause named after it (a rank bound away has every
+ * variable away, the runtime's small tables too). */
+static void own_findings(merge_t *m)
+{
+    if (m->own.n)
+        qsort(m->own.v, m->own.n, sizeof *m->own.v, cmp_own);
+    for (size_t i = 0; i < m->own.n;) {
+        size_t j = i + 1;
+        while (j < m->own.n && m->own.v[j].rank == m->own.v[i].rank && !strcmp(m->own.v[j].pattern, m->own.v[i].pattern))
+            j++;
+        if (j - i == 1) {
+            finding(m, "%s", m->own.v[i].text);
+        } else {
+            char more[512] = "";
+            for (size_t k = i + 1; k < j && k < i + 6; k++) {
+                size_t l = strlen(more);
+                snprintf(more + l, sizeof more - l, "%s%s", l ? ", " : "", m->own.v[k].name);
+            }
+            finding(m, "%s (the same for %zu more variable%s of rank %d: %s%s)", m->own.v[i].text, j - i - 1,
+                    j - i - 1 == 1 ? "" : "s", m->own.v[i].rank, more, j - i - 1 > 5 ? ", ..." : "");
+        }
+        i = j;
+    }
+}
+
 /* Where ranks differ, and the job's findings. */
 static void analyse(merge_t *m)
 {
@@ -316,14 +366,29 @@ static void analyse(merge_t *m)
                 finding(m, "all %zu ranks: %s", m->ranks.n, p->finding);
                 break;
             }
-            if (p->finding[0])
-                finding(m, "rank %d (%s): %s", p->rank, r ? r->host : "?", p->finding);
-            else if (v->remote_rank && p->pages && pct(p->local, p->pages) < 50)
-                finding(m, "rank %d (%s): %s (%s): %d %% of its pages are away from the nodes its threads ran on; "
-                           "the other ranks' are local → check that rank's memory binding",
-                        p->rank, r ? r->host : "?", v->name, v->site, 100 - pct(p->local, p->pages));
+            mfind_t o;
+            memset(&o, 0, sizeof o);
+            o.rank = p->rank;
+            o.bytes = p->bytes;
+            snprintf(o.name, sizeof o.name, "%s", v->name);
+            if (p->finding[0]) {
+                snprintf(o.pattern, sizeof o.pattern, "%s", p->pattern);
+                snprintf(o.text, sizeof o.text, "rank %d (%s): %s", p->rank, r ? r->host : "?", p->finding);
+            } else if (v->remote_rank && p->pages && pct(p->local, p->pages) < 50) {
+                snprintf(o.pattern, sizeof o.pattern, "away");
+                bool named = !strchr(v->name, '@'); /* heap@site names carry the site already */
+                snprintf(o.text, sizeof o.text,
+                         "rank %d (%s): %s%s%s%s: %d %% of its pages are away from the nodes its threads ran on; "
+                         "the other ranks' are local → check that rank's memory binding",
+                         p->rank, r ? r->host : "?", v->name, named ? " (" : "", named ? v->site : "",
+                         named ? ")" : "", 100 - pct(p->local, p->pages));
+            } else {
+                continue;
+            }
+            VEC_PUSH(m->own, o);
         }
     }
+    own_findings(m);
 }
 
 static int cmp_rank(const void *a, const void *b) { return ((const mrank_t *)a)->rank - ((const mrank_t *)b)->rank; }
@@ -501,6 +566,7 @@ static void merge_free(merge_t *m)
     for (size_t i = 0; i < m->findings.n; i++)
         free(m->findings.v[i]);
     free(m->findings.v);
+    free(m->own.v);
 }
 
 static int cmp_var(const void *a, const void *b)
