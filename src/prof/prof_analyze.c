@@ -477,7 +477,9 @@ static void accesses(ctx_t *c)
         }
         if (tn >= 0 && tn < PROF_MAX_NODES) {
             l->by_node[tn]++;
-            if (hi > lo && a->addr >= lo && a->addr < hi) {
+            /* which node uses which part: the program's use, not its
+             * initialisation (a serial init touches every part once) */
+            if (hi > lo && a->addr >= lo && a->addr < hi && !a->first) {
                 int part = (int)((a->addr - lo) * 8 / (hi - lo));
                 pv->region_node[part < 8 ? part : 7][tn]++;
             }

@@ -44,6 +44,7 @@ typedef struct {
 typedef struct {
     uint64_t time, addr, ip, ret;
     int32_t pid, tid, cpu, node, write;
+    bool first; /* the sampled access was the page's first touch (initialisation, not use) */
 } prof_access_t;
 
 typedef struct {

@@ -21,7 +21,7 @@ echo "$line" | grep -q "serial_init.c:$loop" || fail "finding does not name the 
 grep -q '"pattern": "one-node-init"' /tmp/p.json || fail "pattern one-node-init not in the JSON"
 n=0
 while [ $n -lt "$nodes" ]; do
-    grep -q "cpu [0-9]* → node $n " /tmp/out.txt || fail "no thread shown on node $n (cpu → node)"
+    grep -Eq "cpu [0-9]+ → node $n([^0-9]|$)" /tmp/out.txt || fail "no thread shown on node $n (cpu → node)"
     n=$((n + 1))
 done
 echo "prof_omp_check: OK (field, first touch serial_init.c:$ft, parallel loop serial_init.c:$loop, threads on $nodes nodes)"

@@ -95,13 +95,15 @@ static void record_access(uintptr_t addr, uintptr_t page, const ucontext_t *uc)
     unsigned cpu = 0, node = 0;
     syscall(SYS_getcpu, &cpu, &node, NULL);
     void *pg = (void *)page;
-    int status = -1;
+    int status = -1, first = 0;
     if (syscall(SYS_move_pages, 0, 1ul, &pg, NULL, &status, 0) < 0)
         status = -1;
+    else
+        first = status == -ENOENT; /* not there yet: this access places it */
     s->r = (lprof_access_t){{LPROF_REC_ACCESS, sizeof(lprof_access_t)}, lc_now_ns(), addr,
                             (uint64_t)uc->uc_mcontext.gregs[REG_RIP], (int32_t)syscall(SYS_gettid),
                             (int32_t)cpu, status < 0 ? -1 : status,
-                            (uc->uc_mcontext.gregs[REG_ERR] & 2) ? 1 : 0,
+                            ((uc->uc_mcontext.gregs[REG_ERR] & 2) ? 1 : 0) | (first ? 2 : 0),
                             *(const uint64_t *)uc->uc_mcontext.gregs[REG_RSP]};
     atomic_store_explicit(&s->seq, h + 1, memory_order_release);
     __atomic_fetch_add(&S.stats.samples, 1, __ATOMIC_RELAXED);
