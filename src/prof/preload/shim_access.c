@@ -188,8 +188,9 @@ static void chain(int sig, siginfo_t *si, void *uc)
         pthread_sigmask(SIG_SETMASK, &old, NULL);
         return;
     }
-    if (h == SIG_IGN && si->si_code > 0)
-        return; /* ignored by the program (a real fault then loops, as it would have) */
+    if (h == SIG_IGN && si->si_code <= 0)
+        return; /* sent by kill/raise and ignored by the program */
+    /* a real fault with SIG_IGN kills the process as the default does */
     /* default action: record, uninstall ourselves; the faulting instruction
      * runs again and the kernel delivers the real signal (a sent one is
      * raised again). */
