@@ -217,6 +217,23 @@ void shim_place_locked(uintptr_t base, size_t len, uintptr_t alloc)
 
 /* ---------- process life: start, fork, exec, exit ---------- */
 
+/* The shim's own executable segment. */
+static int self_cb(struct dl_phdr_info *info, size_t sz, void *data)
+{
+    (void)sz;
+    uintptr_t me = (uintptr_t)data;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && me >= lo && me < lo + ph->p_memsz) {
+            S.text_lo = lo;
+            S.text_hi = lo + ph->p_memsz;
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* Writable segments of the main program (its globals): placement at exit. */
 static int phdr_cb(struct dl_phdr_info *info, size_t sz, void *data)
 {
@@ -459,6 +476,7 @@ static void *raw_map(size_t n)
     return p == MAP_FAILED ? NULL : p;
 }
 
+static void shim_init(void);
 __attribute__((constructor)) static void shim_init(void)
 {
     shim_resolve();
@@ -486,6 +504,7 @@ __attribute__((constructor)) static void shim_init(void)
     void *warm[4];
     backtrace(warm, 4); /* loads the unwinder now, not inside a malloc */
     dl_iterate_phdr(phdr_cb, NULL);
+    dl_iterate_phdr(self_cb, (void *)(uintptr_t)&shim_init);
     S.min_alloc = min_alloc;
     shim_lock();
     log_start();

@@ -83,6 +83,7 @@ typedef struct {
     int fd;
     pid_t pid;            /* the process the state belongs to (a vfork child is not it) */
     uint64_t log_dev, log_ino;
+    uintptr_t text_lo, text_hi; /* the shim's own code: frames skipped in call paths */
     size_t page;
     uint64_t min_alloc, access_rate, depth;
     char *buf;

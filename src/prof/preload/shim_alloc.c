@@ -181,11 +181,14 @@ static void record_alloc(void *p, size_t size, int kind, int prot)
     r.size = size;
     r.tid = (int32_t)syscall(SYS_gettid);
     r.kind = (uint16_t)kind;
-    void *fr[LPROF_MAX_FRAMES + 2];
-    int n = S.depth ? backtrace(fr, (int)S.depth + 2) : 0;
-    /* frame 0 is record_alloc, frame 1 our wrapper; keep the program's */
-    int k = 0;
-    for (int i = 2; i < n && k < LPROF_MAX_FRAMES; i++)
+    void *fr[LPROF_MAX_FRAMES + 6];
+    int n = S.depth ? backtrace(fr, (int)S.depth + 6) : 0;
+    /* the first frames are the shim's own (however the compiler inlined
+     * them): keep the program's */
+    int i = 0, k = 0;
+    while (i < n && (uintptr_t)fr[i] >= S.text_lo && (uintptr_t)fr[i] < S.text_hi)
+        i++;
+    for (; i < n && k < (int)S.depth && k < LPROF_MAX_FRAMES; i++)
         r.frames[k++] = (uintptr_t)fr[i];
     r.nframes = (uint16_t)k;
     r.h.size = (uint32_t)(sizeof r - (LPROF_MAX_FRAMES - k) * sizeof(uint64_t));
