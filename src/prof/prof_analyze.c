@@ -399,6 +399,8 @@ static void touch_one(ctx_t *c, const prof_touch_t *t)
     char loc[320];
     sample_loc(c, t->pid, t->time, t->ip, t->ret, t->chain, loc, sizeof loc);
     pv->ft_pages += t->period;
+    if (t->time > pv->ft_last)
+        pv->ft_last = t->time;
     if (node >= 0 && node < PROF_MAX_NODES)
         pv->ft_by_node[node] += t->period;
     add_tid(&pv->ft_tids, t->tid);
@@ -478,8 +480,11 @@ static void accesses(ctx_t *c)
         if (tn >= 0 && tn < PROF_MAX_NODES) {
             l->by_node[tn]++;
             /* which node uses which part: the program's use, not its
-             * initialisation (a serial init touches every part once) */
-            if (hi > lo && a->addr >= lo && a->addr < hi && !a->first) {
+             * initialisation (a serial init touches every part once): not
+             * an access that was a page's first touch, nor one made before
+             * the variable's last sampled first touch (with huge pages the
+             * init's later accesses find their pages already there) */
+            if (hi > lo && a->addr >= lo && a->addr < hi && !a->first && a->time > pv->ft_last) {
                 int part = (int)((a->addr - lo) * 8 / (hi - lo));
                 pv->region_node[part < 8 ? part : 7][tn]++;
             }

@@ -225,6 +225,7 @@ typedef struct {
     uint64_t pages_absent;
     char placement_source[24];
     uint64_t ft_pages;
+    uint64_t ft_last; /* time of its last first-touch sample: initialisation ends */
     uint64_t ft_by_node[PROF_MAX_NODES];
     VEC(int32_t) ft_tids;
     VEC(prof_line_t) ft_sites;
