@@ -4,7 +4,7 @@
  * sizes, one rank whose memory is away from where its threads ran, a
  * finding in some ranks only) the report shows the ranks' own rows; access
  * matrices are summed per host (node numbers mean nothing across hosts). */
-#include "prof/prof_internal.h"
+#include "prof/prof_merge.h"
 #include "prof/prof_json.h"
 #include "core/error.h"
 
@@ -14,49 +14,6 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define MN PROF_MAX_NODES
-
-typedef struct {
-    int rank;
-    char host[256], file[512], cmd[256], policy[96];
-    int exit_status, exit_signal;
-    int nnodes, node_id[MN];
-    uint64_t run_nodes;    /* bit per node index: where its threads ran */
-    uint64_t pages, local; /* pages of its variables, those on run_nodes */
-    uint64_t matrix[MN][MN];
-    bool has_matrix;
-} mrank_t;
-
-typedef struct {
-    int rank;
-    uint64_t bytes, pages, local, acc, remote;
-    uint64_t by_node[MN];
-    char pattern[24], finding[1024];
-} mper_t;
-
-typedef struct {
-    char key[700], name[128], kind[16], site[320];
-    VEC(mper_t) per;
-    uint64_t bytes, pages, local;
-    bool imbalance, remote_rank, pattern_differs;
-} mvar_t;
-
-/* A rank's own finding about one variable, before they are grouped. */
-typedef struct {
-    int rank;
-    uint64_t bytes;
-    char pattern[24];
-    char name[128];
-    char text[1200];
-} mfind_t;
-
-typedef struct {
-    VEC(mrank_t) ranks;
-    VEC(mvar_t) vars;
-    VEC(char *) findings;
-    VEC(mfind_t) own; /* per-rank findings, grouped by rank and pattern at the end */
-} merge_t;
 
 static char *slurp(const char *path, size_t *len)
 {
@@ -239,15 +196,7 @@ static locus_status_t read_rank(merge_t *m, const char *path, int idx)
     return LOCUS_OK;
 }
 
-static int pct(uint64_t a, uint64_t b) { return b ? (int)((a * 100 + b / 2) / b) : 0; }
-
-static const char *pct_str(uint64_t a, uint64_t b, char *buf, size_t cap)
-{
-    if (!b)
-        return "-";
-    snprintf(buf, cap, "%d %%", pct(a, b));
-    return buf;
-}
+int merge_pct(uint64_t a, uint64_t b) { return b ? (int)((a * 100 + b / 2) / b) : 0; }
 
 static void finding(merge_t *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void finding(merge_t *m, const char *fmt, ...)
@@ -262,7 +211,7 @@ static void finding(merge_t *m, const char *fmt, ...)
         VEC_PUSH(m->findings, s);
 }
 
-static const mrank_t *rank_of(const merge_t *m, int rank)
+const mrank_t *merge_rank_of(const merge_t *m, int rank)
 {
     for (size_t i = 0; i < m->ranks.n; i++)
         if (m->ranks.v[i].rank == rank)
@@ -270,7 +219,7 @@ static const mrank_t *rank_of(const merge_t *m, int rank)
     return NULL;
 }
 
-static void human(uint64_t b, char *buf, size_t cap)
+void merge_human(uint64_t b, char *buf, size_t cap)
 {
     const char *u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
     double v = (double)b;
@@ -337,8 +286,8 @@ static void analyse(merge_t *m)
             lo = p->bytes < lo ? p->bytes : lo;
             hi = p->bytes > hi ? p->bytes : hi;
             if (p->pages) {
-                good += pct(p->local, p->pages) >= 80;
-                bad += pct(p->local, p->pages) < 50;
+                good += merge_pct(p->local, p->pages) >= 80;
+                bad += merge_pct(p->local, p->pages) < 50;
             }
             if (k && strcmp(p->pattern, v->per.v[0].pattern))
                 v->pattern_differs = true;
@@ -348,8 +297,8 @@ static void analyse(merge_t *m)
         v->remote_rank = v->per.n >= 2 && bad && good;
         if (v->imbalance) {
             char a[32], b[32];
-            human(hi, a, sizeof a);
-            human(lo, b, sizeof b);
+            merge_human(hi, a, sizeof a);
+            merge_human(lo, b, sizeof b);
             int rh = -1;
             for (size_t k = 0; k < v->per.n; k++)
                 if (v->per.v[k].bytes == hi)
@@ -361,7 +310,7 @@ static void analyse(merge_t *m)
         bool same = v->per.n == m->ranks.n && !v->pattern_differs && v->per.v[0].finding[0];
         for (size_t k = 0; k < v->per.n; k++) {
             mper_t *p = &v->per.v[k];
-            const mrank_t *r = rank_of(m, p->rank);
+            const mrank_t *r = merge_rank_of(m, p->rank);
             if (same) {
                 finding(m, "all %zu ranks: %s", m->ranks.n, p->finding);
                 break;
@@ -374,14 +323,14 @@ static void analyse(merge_t *m)
             if (p->finding[0]) {
                 snprintf(o.pattern, sizeof o.pattern, "%s", p->pattern);
                 snprintf(o.text, sizeof o.text, "rank %d (%s): %s", p->rank, r ? r->host : "?", p->finding);
-            } else if (v->remote_rank && p->pages && pct(p->local, p->pages) < 50) {
+            } else if (v->remote_rank && p->pages && merge_pct(p->local, p->pages) < 50) {
                 snprintf(o.pattern, sizeof o.pattern, "away");
                 bool named = !strchr(v->name, '@'); /* heap@site names carry the site already */
                 snprintf(o.text, sizeof o.text,
                          "rank %d (%s): %s%s%s%s: %d %% of its pages are away from the nodes its threads ran on; "
                          "the other ranks' are local → check that rank's memory binding",
                          p->rank, r ? r->host : "?", v->name, named ? " (" : "", named ? v->site : "",
-                         named ? ")" : "", 100 - pct(p->local, p->pages));
+                         named ? ")" : "", 100 - merge_pct(p->local, p->pages));
             } else {
                 continue;
             }
@@ -392,170 +341,6 @@ static void analyse(merge_t *m)
 }
 
 static int cmp_rank(const void *a, const void *b) { return ((const mrank_t *)a)->rank - ((const mrank_t *)b)->rank; }
-
-static void nodes_str(const mrank_t *r, uint64_t mask, char *buf, size_t cap)
-{
-    buf[0] = 0;
-    for (int k = 0; k < r->nnodes && k < 64; k++)
-        if (mask >> k & 1) {
-            size_t l = strlen(buf);
-            snprintf(buf + l, cap - l, "%s%d", l ? "," : "", r->node_id[k]);
-        }
-    if (!buf[0])
-        snprintf(buf, cap, "?");
-}
-
-static void print_report(const merge_t *m, FILE *f)
-{
-    int hosts = 0;
-    for (size_t i = 0; i < m->ranks.n; i++) {
-        bool seen = false;
-        for (size_t j = 0; j < i; j++)
-            seen |= !strcmp(m->ranks.v[i].host, m->ranks.v[j].host);
-        hosts += !seen;
-    }
-    fprintf(f, "locus profile: job report of %s — %zu rank%s on %d host%s\n", m->ranks.n ? m->ranks.v[0].cmd : "?",
-            m->ranks.n, m->ranks.n == 1 ? "" : "s", hosts, hosts == 1 ? "" : "s");
-    fprintf(f, "\n  %-5s %-16s %-6s %-12s %-24s %s\n", "rank", "host", "exit", "ran on node", "memory policy",
-            "pages local");
-    for (size_t i = 0; i < m->ranks.n; i++) {
-        const mrank_t *r = &m->ranks.v[i];
-        char nodes[64];
-        nodes_str(r, r->run_nodes, nodes, sizeof nodes);
-        char lp[16];
-        fprintf(f, "  %-5d %-16.16s %-6d %-12s %-24.24s %s\n", r->rank, r->host, r->exit_status, nodes, r->policy,
-                pct_str(r->local, r->pages, lp, sizeof lp));
-    }
-    fprintf(f, "\n  %-20s %-6s %-24s %5s %10s %12s\n", "variable", "kind", "site", "ranks", "size", "pages local");
-    int shown = 0;
-    for (size_t i = 0; i < m->vars.n && shown < 20; i++, shown++) {
-        const mvar_t *v = &m->vars.v[i];
-        char sz[32];
-        human(v->bytes, sz, sizeof sz);
-        char lp[16];
-        fprintf(f, "  %-20.20s %-6s %-24.24s %5zu %10s %12s\n", v->name, v->kind, v->site, v->per.n, sz,
-                pct_str(v->local, v->pages, lp, sizeof lp));
-        if (!(v->imbalance || v->remote_rank || v->pattern_differs))
-            continue;
-        for (size_t k = 0; k < v->per.n; k++) {
-            const mper_t *p = &v->per.v[k];
-            const mrank_t *r = rank_of(m, p->rank);
-            char pages[128] = "";
-            for (int n = 0; r && n < r->nnodes && n < 8; n++) {
-                size_t l = strlen(pages);
-                snprintf(pages + l, sizeof pages - l, "%s%llu", n ? "/" : "", (unsigned long long)p->by_node[n]);
-            }
-            human(p->bytes, sz, sizeof sz);
-            const char *why =
-                v->remote_rank && p->pages && pct(p->local, p->pages) < 50 ? "  <- memory away from its threads" : "";
-            fprintf(f, "    rank %-4d %-40s %10s %12s  pages per node %s%s%s%s\n", p->rank, "", sz,
-                    pct_str(p->local, p->pages, lp, sizeof lp), pages, why, p->pattern[0] ? "  " : "", p->pattern);
-        }
-    }
-    for (size_t i = 0; i < m->ranks.n; i++) { /* one access matrix per host */
-        const mrank_t *r = &m->ranks.v[i];
-        bool first = true;
-        for (size_t j = 0; j < i; j++)
-            first &= strcmp(m->ranks.v[j].host, r->host) != 0;
-        if (!first || r->nnodes < 2)
-            continue;
-        uint64_t sum[MN][MN] = {{0}};
-        bool any = false;
-        for (size_t j = i; j < m->ranks.n; j++)
-            if (!strcmp(m->ranks.v[j].host, r->host))
-                for (int a = 0; a < r->nnodes; a++)
-                    for (int b = 0; b < r->nnodes; b++) {
-                        sum[a][b] += m->ranks.v[j].matrix[a][b];
-                        any |= sum[a][b] != 0;
-                    }
-        if (!any)
-            continue;
-        fprintf(f, "\n  %s: sampled accesses, thread node (rows) x page node (columns):\n       ", r->host);
-        for (int b = 0; b < r->nnodes; b++)
-            fprintf(f, " %8s%d", "node", r->node_id[b]);
-        fputc('\n', f);
-        for (int a = 0; a < r->nnodes; a++) {
-            fprintf(f, "  node%-2d", r->node_id[a]);
-            for (int b = 0; b < r->nnodes; b++)
-                fprintf(f, " %9llu", (unsigned long long)sum[a][b]);
-            fputc('\n', f);
-        }
-    }
-    fprintf(f, "\n  findings:\n");
-    if (!m->findings.n)
-        fprintf(f, "    none\n");
-    for (size_t i = 0; i < m->findings.n; i++)
-        fprintf(f, "  - %s\n", m->findings.v[i]);
-}
-
-static void jstr(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; s && *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
-}
-
-static locus_status_t write_job(const merge_t *m, const char *path)
-{
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return lc_err_errno(LOCUS_ERR_SYSTEM, errno, "cannot write the job report to '%s'", path);
-    fprintf(f, "{\n  \"schema\": \"locus-job/1\",\n  \"ranks\": [");
-    for (size_t i = 0; i < m->ranks.n; i++) {
-        const mrank_t *r = &m->ranks.v[i];
-        char nodes[64];
-        nodes_str(r, r->run_nodes, nodes, sizeof nodes);
-        fprintf(f, "%s\n    {\"rank\": %d, \"host\": ", i ? "," : "", r->rank);
-        jstr(f, r->host);
-        fprintf(f, ", \"file\": ");
-        jstr(f, r->file);
-        fprintf(f, ", \"exit\": %d, \"ran_on_nodes\": [%s], \"policy\": ", r->exit_status, strcmp(nodes, "?") ? nodes : "");
-        jstr(f, r->policy);
-        fprintf(f, ", \"pages\": %llu, \"pages_local\": %llu}", (unsigned long long)r->pages, (unsigned long long)r->local);
-    }
-    fprintf(f, "\n  ],\n  \"variables\": [");
-    for (size_t i = 0; i < m->vars.n; i++) {
-        const mvar_t *v = &m->vars.v[i];
-        fprintf(f, "%s\n    {\"name\": ", i ? "," : "");
-        jstr(f, v->name);
-        fprintf(f, ", \"kind\": \"%s\", \"site\": ", v->kind);
-        jstr(f, v->site);
-        fprintf(f, ", \"ranks\": %zu, \"bytes\": %llu, \"pages\": %llu, \"pages_local\": %llu, \"imbalance\": %s, "
-                   "\"remote_rank\": %s, \"per_rank\": [",
-                v->per.n, (unsigned long long)v->bytes, (unsigned long long)v->pages, (unsigned long long)v->local,
-                v->imbalance ? "true" : "false", v->remote_rank ? "true" : "false");
-        for (size_t k = 0; k < v->per.n; k++) {
-            const mper_t *p = &v->per.v[k];
-            const mrank_t *r = rank_of(m, p->rank);
-            fprintf(f, "%s{\"rank\": %d, \"bytes\": %llu, \"pages\": %llu, \"pages_local\": %llu, \"pages_by_node\": [",
-                    k ? ", " : "", p->rank, (unsigned long long)p->bytes, (unsigned long long)p->pages,
-                    (unsigned long long)p->local);
-            for (int n = 0; r && n < r->nnodes; n++)
-                fprintf(f, "%s%llu", n ? "," : "", (unsigned long long)p->by_node[n]);
-            fprintf(f, "], \"pattern\": ");
-            jstr(f, p->pattern);
-            fputc('}', f);
-        }
-        fprintf(f, "]}");
-    }
-    fprintf(f, "\n  ],\n  \"findings\": [");
-    for (size_t i = 0; i < m->findings.n; i++) {
-        fputs(i ? ",\n    " : "\n    ", f);
-        jstr(f, m->findings.v[i]);
-    }
-    fprintf(f, "%s]\n}\n", m->findings.n ? "\n  " : "");
-    if (fclose(f) != 0)
-        return lc_err_errno(LOCUS_ERR_SYSTEM, errno, "writing '%s'", path);
-    return LOCUS_OK;
-}
 
 static void merge_free(merge_t *m)
 {
@@ -599,9 +384,9 @@ locus_status_t locus_prof_merge(const char *const *paths, int n, const char *out
         if (m.vars.n)
             qsort(m.vars.v, m.vars.n, sizeof *m.vars.v, cmp_var);
         if (output)
-            st = write_job(&m, output);
+            st = merge_write_json(&m, output);
         if (report)
-            print_report(&m, report);
+            merge_print(&m, report);
     }
     merge_free(&m);
     return st;
