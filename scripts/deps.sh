@@ -15,6 +15,10 @@ PKGS=(
   libucx-dev ucx-utils openmpi-bin libopenmpi-dev
   libpmix-dev mpich
   python3 python3-venv python3-pip
+  # the profiler's corpus of real programs (tests/unit/test_prof_corpus.cc)
+  # and its shim tests: C, C++, Fortran, Python + numpy, MPI, own allocators
+  python3-numpy python3-mpi4py libblas-test xtb swi-prolog-core redis-tools
+  libjemalloc2 libtcmalloc-minimal4 make findutils xz-utils bzip2 gzip sqlite3 jq gawk bc
 )
 
 missing=()

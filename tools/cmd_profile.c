@@ -4,6 +4,7 @@
 #include <locus/locus.h>
 #include <locus/config.h>
 #include "core/config.h"
+#include "core/error.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -17,8 +18,11 @@ static void profile_usage(FILE *out)
 {
     fprintf(out,
             "usage: locus profile [options] -- PROGRAM [ARGS...]\n"
+            "       locus profile --merge [-o job.json] PROFILE...\n"
             "  runs PROGRAM, prints a NUMA report per variable and writes a JSON profile.\n"
-            "  -o, --output FILE    JSON profile (default locus-profile.json)\n"
+            "  -o, --output FILE    JSON profile (default locus-profile.json; in an MPI job\n"
+            "                       locus-profile.%%r.json); %%r rank, %%p pid, %%h host, %%%% a '%%'\n"
+            "  --merge              one job report from the ranks' profiles (-o: the job as JSON)\n"
             "  --no-json            do not write the JSON profile\n"
             "  --samplers LIST      auto, or a comma list of first-touch, access, pmu (LOCUS_PROF_SAMPLERS)\n"
             "  --period N           first touches per first-touch sample; 1 = every page, 0 = rate-controlled\n"
@@ -30,8 +34,9 @@ static void profile_usage(FILE *out)
             "  --top N              variables in the terminal report (LOCUS_PROF_TOP, 10)\n"
             "  -q, --quiet          no terminal report\n"
             "  --shim PATH          the preload library (default: found beside this executable)\n"
-            "exit status: the program's own; 128+N if it was killed by signal N; 127 program not found;\n"
-            "  126 not executable; 2 usage error; 1 profiler error (e.g. output not writable).\n"
+            "exit status: the program's own (also when the profile could not be written); 128+N if it\n"
+            "  was killed by signal N; 127 program not found; 126 not executable; 2 usage error;\n"
+            "  1 profiler error before the program ran (e.g. output not writable).\n"
             "  python -m locus.report locus-profile.json --html out.html draws the plots.\n");
 }
 
@@ -67,14 +72,56 @@ static int opt_u64(const char *opt, const char *v, int64_t lo, int64_t hi, uint6
     return 0;
 }
 
+static int merge_main(int argc, char **argv)
+{
+    const char *out = NULL;
+    const char **files = calloc((size_t)argc + 1, sizeof *files);
+    int n = 0;
+    if (!files)
+        return cli_fail("profile", lc_err(LOCUS_ERR_NO_MEMORY, "argument list"));
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--merge"))
+            continue;
+        if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) {
+            if (i + 1 >= argc) {
+                free(files);
+                return cli_usage_error("profile", "%s needs a value (see locus profile --help)", argv[i]);
+            }
+            out = argv[++i];
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            free(files);
+            return cli_usage_error("profile", "--merge takes [-o FILE] and profiles, not '%s'", argv[i]);
+        } else {
+            files[n++] = argv[i];
+        }
+    }
+    if (!n) {
+        free(files);
+        return cli_usage_error("profile", "--merge: no profiles given: expected the ranks' files, e.g. prof.*.json");
+    }
+    locus_status_t st = locus_prof_merge(files, n, out, stdout);
+    free(files);
+    if (st != LOCUS_OK)
+        return cli_fail("profile", st);
+    if (out)
+        printf("\n  job report written to %s\n", out);
+    return 0;
+}
+
 int locus_cmd_profile(int argc, char **argv)
 {
+    for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+        if (!strcmp(argv[i], "--merge"))
+            return merge_main(argc, argv);
     locus_prof_options_t o;
     locus_status_t st = locus_prof_options_init(&o);
     if (st != LOCUS_OK)
         return cli_fail("profile", st);
     char shimbuf[PATH_MAX + 64];
     o.shim = find_shim(shimbuf, sizeof shimbuf);
+    /* one profile per rank unless told otherwise */
+    if (getenv("PMIX_RANK") || getenv("OMPI_COMM_WORLD_RANK") || getenv("PMI_RANK") || getenv("SLURM_PROCID"))
+        o.output = "locus-profile.%r.json";
     int i = 1;
     for (; i < argc; i++) {
         const char *a = argv[i];
@@ -148,9 +195,13 @@ int locus_cmd_profile(int argc, char **argv)
         fprintf(stderr, "locus profile: %s\n", locus_last_error());
         return 126;
     }
+    if (st == LOCUS_ERR_INVALID && status < 0) { /* e.g. -o 'p.%r.json' outside a job */
+        cli_fail("profile", st);
+        return 2;
+    }
     if (st != LOCUS_OK) {
         cli_fail("profile", st);
-        return status > 0 ? status : 1;
+        return status >= 0 ? status : 1; /* once the program ran, its status */
     }
     return status;
 }

@@ -41,6 +41,16 @@ LOCUS_API locus_status_t locus_prof_options_init(locus_prof_options_t *opt);
  * profile) with *exit_status set. */
 LOCUS_API locus_status_t locus_prof_run(const locus_prof_options_t *opt, char *const argv[], int *exit_status);
 
+/* One report for an MPI job from its per-rank profiles (written with
+ * `-o prof.%r.json`; %r is the rank from PMIX_RANK, OMPI_COMM_WORLD_RANK,
+ * PMI_RANK or SLURM_PROCID, %p the pid, %h the host): variables aggregated
+ * over ranks by allocation site, per-rank rows where ranks differ, access
+ * matrices per host, the ranks' findings. The report goes to `report`
+ * (NULL: none), the job as JSON ("locus-job/1") to `output` (NULL: none).
+ * LOCUS_ERR_INVALID for a file that is not a profile or two files of the
+ * same rank. */
+LOCUS_API locus_status_t locus_prof_merge(const char *const *paths, int n, const char *output, FILE *report);
+
 /* Validator of LOCUS_PROF_SAMPLERS. */
 LOCUS_API locus_status_t locus_prof_validate_samplers(const char *value);
 

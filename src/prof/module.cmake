@@ -10,7 +10,9 @@ file(GLOB _prof_shim_src CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/prof/preload/
 add_library(locus_prof_preload SHARED ${_prof_shim_src})
 set_target_properties(locus_prof_preload PROPERTIES
   LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/lib
-  C_VISIBILITY_PRESET default)
+  C_VISIBILITY_PRESET hidden)
+# Only the interposed libc/pthread names are exported (SHIM_EXPORT in
+# preload/shim.h); test ProfShim.ExportsOnlyInterposedNames checks the .so.
 target_include_directories(locus_prof_preload PRIVATE ${CMAKE_SOURCE_DIR}/src)
 target_compile_options(locus_prof_preload PRIVATE -O2 -fno-omit-frame-pointer -ftls-model=initial-exec)
 # It is preloaded into programs that have no sanitizer runtime: never instrumented.

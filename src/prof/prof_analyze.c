@@ -138,6 +138,7 @@ static void alloc_var(ctx_t *c, prof_alloc_t *a)
             snprintf(pv->path[pv->npath++], sizeof pv->path[0], "%s", path[i]);
         pv->lo = a->addr;
         pv->hi = a->addr + a->size;
+        pv->pid = a->pid;
         if (a->nframes && !loc[site].has_symbols)
             c->s->stripped = true;
     }
@@ -277,6 +278,55 @@ static void sample_loc(ctx_t *c, int pid, uint64_t time, uint64_t ip, uint64_t r
     prof_loc_str(&l, buf, cap);
 }
 
+/* ---------- threads ---------- */
+
+static void thread_saw(ctx_t *c, int32_t pid, int32_t tid, int32_t cpu)
+{
+    if (tid <= 0)
+        return;
+    VEC(prof_thread_t) *v = (void *)&c->r->threads;
+    prof_thread_t *t = NULL;
+    for (size_t i = v->n; i > 0 && !t; i--) /* the latest threads are the likeliest */
+        if (v->v[i - 1].tid == tid && v->v[i - 1].pid == pid)
+            t = &v->v[i - 1];
+    if (!t) {
+        prof_thread_t n;
+        memset(&n, 0, sizeof n);
+        n.pid = pid;
+        n.tid = tid;
+        VEC_PUSH(*v, n);
+        t = &v->v[v->n - 1];
+    }
+    t->samples++;
+    if (cpu < 0)
+        return;
+    for (int i = 0; i < t->ncpus; i++)
+        if (t->cpu[i] == cpu) {
+            t->cpu_n[i]++;
+            return;
+        }
+    if (t->ncpus < PROF_THREAD_CPUS) {
+        t->cpu[t->ncpus] = cpu;
+        t->cpu_n[t->ncpus++] = 1;
+    }
+}
+
+static void threads_sort(prof_result_t *r)
+{
+    for (size_t k = 0; k < r->threads.n; k++) {
+        prof_thread_t *t = &r->threads.v[k];
+        for (int i = 1; i < t->ncpus; i++) /* insertion sort, at most 8 */
+            for (int j = i; j > 0 && t->cpu_n[j] > t->cpu_n[j - 1]; j--) {
+                int32_t c = t->cpu[j];
+                uint64_t n = t->cpu_n[j];
+                t->cpu[j] = t->cpu[j - 1];
+                t->cpu_n[j] = t->cpu_n[j - 1];
+                t->cpu[j - 1] = c;
+                t->cpu_n[j - 1] = n;
+            }
+    }
+}
+
 /* ---------- first touches ---------- */
 
 /* Only the first fault on a page is its first touch. Later faults on a page
@@ -341,6 +391,7 @@ static bool first_fault(ctx_t *c, pageset_t *ps, uint64_t *budget, const prof_to
 
 static void touch_one(ctx_t *c, const prof_touch_t *t)
 {
+    thread_saw(c, t->pid, t->tid, t->cpu);
     uint64_t lo, hi;
     int v = var_of(c, t->pid, t->time, t->addr, &lo, &hi);
     prof_var_t *pv = &c->r->vars.v[v];
@@ -348,6 +399,8 @@ static void touch_one(ctx_t *c, const prof_touch_t *t)
     char loc[320];
     sample_loc(c, t->pid, t->time, t->ip, t->ret, t->chain, loc, sizeof loc);
     pv->ft_pages += t->period;
+    if (t->time > pv->ft_last)
+        pv->ft_last = t->time;
     if (node >= 0 && node < PROF_MAX_NODES)
         pv->ft_by_node[node] += t->period;
     add_tid(&pv->ft_tids, t->tid);
@@ -397,6 +450,7 @@ static void accesses(ctx_t *c)
     prof_session_t *s = c->s;
     for (size_t i = 0; i < s->acc.n; i++) {
         prof_access_t *a = &s->acc.v[i];
+        thread_saw(c, a->pid, a->tid, a->cpu);
         uint64_t lo, hi;
         int v = var_of(c, a->pid, a->time, a->addr, &lo, &hi);
         prof_var_t *pv = &c->r->vars.v[v];
@@ -425,7 +479,12 @@ static void accesses(ctx_t *c)
         }
         if (tn >= 0 && tn < PROF_MAX_NODES) {
             l->by_node[tn]++;
-            if (hi > lo && a->addr >= lo && a->addr < hi) {
+            /* which node uses which part: the program's use, not its
+             * initialisation (a serial init touches every part once): not
+             * an access that was a page's first touch, nor one made before
+             * the variable's last sampled first touch (with huge pages the
+             * init's later accesses find their pages already there) */
+            if (hi > lo && a->addr >= lo && a->addr < hi && !a->first && a->time > pv->ft_last) {
                 int part = (int)((a->addr - lo) * 8 / (hi - lo));
                 pv->region_node[part < 8 ? part : 7][tn]++;
             }
@@ -511,6 +570,9 @@ void prof_analyze(prof_session_t *s, prof_result_t *r)
     touches(&c);
     accesses(&c);
     placement(&c);
+    threads_sort(r);
+    if (s->crash.valid)
+        sample_loc(&c, s->crash.pid, s->crash.time, s->crash.ip, s->crash.ret, -1, r->fault_loc, sizeof r->fault_loc);
     prof_sym_destroy(c.sym);
     for (size_t v = 0; v < r->vars.n; v++) {
         prof_var_t *pv = &r->vars.v[v];
@@ -540,6 +602,7 @@ void prof_result_free(prof_result_t *r)
         free(r->vars.v[v].acc_lines.v);
     }
     free(r->vars.v);
+    free(r->threads.v);
     for (size_t i = 0; i < r->findings.n; i++)
         free(r->findings.v[i]);
     free(r->findings.v);
@@ -563,6 +626,7 @@ void prof_session_free(prof_session_t *s)
     free(s->procs.v);
     free(s->gpages.v);
     free(s->chains.v);
+    free(s->starts.v);
     free(s->notes.v);
     locus_topo_destroy(s->topo);
     free(s);

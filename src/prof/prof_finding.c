@@ -100,6 +100,74 @@ static const prof_line_t *worst_line(const prof_session_t *s, const prof_var_t *
     return w;
 }
 
+const prof_start_t *prof_start_of(const prof_session_t *s, int pid)
+{
+    const prof_start_t *st = NULL;
+    for (size_t i = 0; i < s->starts.n; i++)
+        if (s->starts.v[i].pid == pid)
+            st = &s->starts.v[i]; /* the last image of the pid */
+    return st;
+}
+
+const char *prof_policy_name(int mode)
+{
+    static const char *const names[] = {"default", "preferred", "bind", "interleave", "local", "preferred-many",
+                                        "weighted-interleave"};
+    mode &= 0xff; /* MPOL_F_STATIC_NODES / RELATIVE_NODES */
+    return mode >= 0 && mode < (int)(sizeof names / sizeof names[0]) ? names[mode] : "unknown";
+}
+
+static void node_list(const uint64_t *mask, int words, char *buf, size_t cap)
+{
+    buf[0] = 0;
+    for (int n = 0; n < words * 64; n++)
+        if (mask[n / 64] >> (n % 64) & 1) {
+            size_t l = strlen(buf);
+            snprintf(buf + l, cap - l, "%s%d", l ? "," : "", n);
+        }
+}
+
+/* Pages mostly on one node while the threads that first touched them ran
+ * on another: not the first-touch policy. The process's memory policy at
+ * start (numactl --membind, the launcher) says why. Returns true if it
+ * wrote the finding. */
+static bool policy_placement(const prof_session_t *s, prof_var_t *v, int dom, uint64_t best, uint64_t pages)
+{
+    uint64_t ft = 0, ft_best = 0;
+    int ft_dom = -1;
+    for (int n = 0; n < s->nnodes && n < PROF_MAX_NODES; n++) {
+        ft += v->ft_by_node[n];
+        if (v->ft_by_node[n] > ft_best) {
+            ft_best = v->ft_by_node[n];
+            ft_dom = n;
+        }
+    }
+    if (s->nnodes < 2 || strcmp(v->placement_source, "move_pages") || pct(best, pages) < 80 || !ft ||
+        pct(ft_best, ft) < 60 || ft_dom == dom || v->ft_by_node[dom] * 5 > ft)
+        return false;
+    int dn = os_node(s, dom), fn = os_node(s, ft_dom);
+    const prof_start_t *st = prof_start_of(s, v->pid);
+    int mode = st ? st->policy_mode & 0xff : -1;
+    char nodes[128] = "";
+    if (st)
+        node_list(st->policy_nodes, 4, nodes, sizeof nodes);
+    const char *ft_site = v->ft_sites.n ? v->ft_sites.v[0].loc : "?";
+    snprintf(v->pattern, sizeof v->pattern, "policy-placement");
+    if (mode == 1 || mode == 2 || mode == 3 || mode == 5 || mode == 6)
+        snprintf(v->finding, sizeof v->finding,
+                 "%s: %d %% of pages on node %d, but first touched by threads on node %d at %s: the memory policy "
+                 "was set from outside (%s to node %s when the process started: numactl --membind or the launcher), "
+                 "not by the first touch → remove that binding, or bind the memory to node %d where the threads run",
+                 v->name, pct(best, pages), dn, fn, ft_site, prof_policy_name(mode), nodes, fn);
+    else
+        snprintf(v->finding, sizeof v->finding,
+                 "%s: %d %% of pages on node %d, but first touched by threads on node %d at %s: not the first touch "
+                 "(no memory policy at start: the program set one itself with mbind/set_mempolicy, or node %d was "
+                 "full) → check the program's memory binding, or free memory on node %d",
+                 v->name, pct(best, pages), dn, fn, ft_site, fn, fn);
+    return true;
+}
+
 void prof_finding(const prof_session_t *s, prof_var_t *v)
 {
     v->finding[0] = 0;
@@ -129,6 +197,8 @@ void prof_finding(const prof_session_t *s, prof_var_t *v)
     int dn = dom >= 0 ? os_node(s, dom) : -1;
     size_t cap = sizeof v->finding;
 
+    if (dom >= 0 && policy_placement(s, v, dom, best, pages))
+        return;
     if (v->allocations >= 4 && strcmp(v->kind, "global")) {
         snprintf(v->pattern, sizeof v->pattern, "allocated-afresh");
         int n = snprintf(v->finding, cap,

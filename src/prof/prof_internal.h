@@ -44,6 +44,7 @@ typedef struct {
 typedef struct {
     uint64_t time, addr, ip, ret;
     int32_t pid, tid, cpu, node, write;
+    bool first; /* the sampled access was the page's first touch (initialisation, not use) */
 } prof_access_t;
 
 typedef struct {
@@ -85,6 +86,31 @@ typedef struct {
     uint64_t ip[PROF_MAX_CHAIN];
 } prof_chain_t;
 
+/* A process image as its shim saw it start: the memory policy and cpu
+ * affinity it was given (numactl, the launcher). */
+typedef struct {
+    int32_t pid;
+    uint64_t time;
+    int32_t policy_mode; /* MPOL_*, -1 unknown */
+    uint64_t policy_nodes[4];
+    uint64_t cpus[16];
+    char exe[256];
+} prof_start_t;
+
+/* Where the program died (the shim's handler saw the fault). */
+typedef struct {
+    bool valid;
+    int32_t pid, tid, sig, code;
+    uint64_t time, addr, ip, ret;
+} prof_crash_t;
+
+/* The MPI rank of this profile, from the launcher's environment. */
+typedef struct {
+    int rank, size;  /* -1: not in a job */
+    char var[32];    /* the variable it came from (PMIX_RANK, ...) */
+    char host[256];
+} prof_job_t;
+
 typedef struct prof_session {
     locus_prof_options_t opt;
     locus_topo_t *topo;
@@ -101,9 +127,17 @@ typedef struct prof_session {
     bool ft_on, ft_phys;
     char ft_detail[256];
     bool acc_on;
-    char acc_detail[256];
+    char acc_detail[384];
     uint64_t acc_armed, acc_dropped, acc_io, acc_chained, shim_untracked;
+    uint64_t shim_early, shim_log_errors;
     int shim_procs;
+    bool shim_mapped;      /* the perf side-band saw the shim mapped in a process */
+    char shim_status[256]; /* why there is no allocation log ("" if there is) */
+    VEC(prof_start_t) starts;
+    prof_crash_t crash;
+    prof_job_t job;
+    char out_path[4096];   /* the output with %r/%p/%h expanded */
+    const char *out_pattern; /* as given */
     char pmu_status[64], pmu_detail[256];
     bool pmu_on;
     uint64_t pmu_samples;
@@ -117,6 +151,11 @@ typedef struct prof_session {
 void prof_note(prof_session_t *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int prof_cpu_node(const prof_session_t *s, int cpu);     /* topo index or -1 */
 int prof_os_node_index(const prof_session_t *s, int os); /* topo index or -1 */
+
+/* MPI job and output path (prof_job.c) */
+void prof_job_detect(prof_job_t *j);
+/* pattern with %r (rank), %p (pid), %h (host), %% expanded */
+locus_status_t prof_output_path(const char *pattern, const prof_job_t *j, long pid, char *out, size_t cap);
 
 /* first-touch sampler (prof_perf.c) */
 typedef struct prof_perf prof_perf_t;
@@ -186,6 +225,7 @@ typedef struct {
     uint64_t pages_absent;
     char placement_source[24];
     uint64_t ft_pages;
+    uint64_t ft_last; /* time of its last first-touch sample: initialisation ends */
     uint64_t ft_by_node[PROF_MAX_NODES];
     VEC(int32_t) ft_tids;
     VEC(prof_line_t) ft_sites;
@@ -193,12 +233,25 @@ typedef struct {
     VEC(prof_line_t) acc_lines;
     uint64_t region_node[8][PROF_MAX_NODES]; /* accesses per eighth of the variable x thread node */
     uint64_t lo, hi;        /* address range (first allocation / symbol) */
+    int32_t pid;            /* process of its first allocation (0: none) */
     char finding[1024];
     char pattern[24];
 } prof_var_t;
 
+/* A thread as the samples saw it: where it ran. */
+#define PROF_THREAD_CPUS 8
+typedef struct {
+    int32_t pid, tid;
+    int ncpus;
+    int32_t cpu[PROF_THREAD_CPUS];    /* most samples first after sorting */
+    uint64_t cpu_n[PROF_THREAD_CPUS];
+    uint64_t samples;
+} prof_thread_t;
+
 typedef struct {
     VEC(prof_var_t) vars;
+    VEC(prof_thread_t) threads;
+    char fault_loc[320]; /* where the program died (crash record), "" if unknown */
     uint64_t matrix[PROF_MAX_NODES][PROF_MAX_NODES]; /* thread node x page node */
     uint64_t acc_total, acc_unattributed, ft_unattributed;
     uint64_t ft_refaults; /* fault samples on pages already touched: not first touches */
@@ -207,6 +260,10 @@ typedef struct {
 
 void prof_analyze(prof_session_t *s, prof_result_t *r);
 void prof_result_free(prof_result_t *r);
+/* The start record of a process (its memory policy), NULL if none. */
+const prof_start_t *prof_start_of(const prof_session_t *s, int pid);
+/* "bind", "interleave", ... for an MPOL_* mode (flags masked off). */
+const char *prof_policy_name(int mode);
 /* Plain-language finding of one variable (empty if nothing to say). */
 void prof_finding(const prof_session_t *s, prof_var_t *v);
 /* Name of the variable assigned on a source line ("c" in

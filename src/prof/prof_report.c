@@ -104,6 +104,88 @@ static void jvar(FILE *f, const prof_session_t *s, const prof_var_t *v, bool las
     fprintf(f, "}%s\n", last ? "" : ",");
 }
 
+static void jmask(FILE *f, const uint64_t *mask, int words)
+{
+    fputc('[', f);
+    int k = 0;
+    for (int n = 0; n < words * 64; n++)
+        if (mask[n / 64] >> (n % 64) & 1)
+            fprintf(f, "%s%d", k++ ? "," : "", n);
+    fputc(']', f);
+}
+
+static void jprocesses(FILE *f, const prof_session_t *s)
+{
+    fprintf(f, "  \"processes\": [");
+    for (size_t i = 0; i < s->procs.n; i++) {
+        const prof_proc_t *p = &s->procs.v[i];
+        fprintf(f, "%s{\"pid\": %d, \"ppid\": %d, \"comm\": ", i ? ",\n    " : "", p->pid, p->ppid);
+        jstr(f, p->comm);
+        fprintf(f, ", \"execs\": %d", p->gen);
+        const prof_start_t *st = prof_start_of(s, p->pid);
+        if (st) {
+            fprintf(f, ", \"policy\": {\"mode\": \"%s\", \"nodes\": ",
+                    st->policy_mode < 0 ? "unknown" : prof_policy_name(st->policy_mode));
+            jmask(f, st->policy_nodes, 4);
+            fprintf(f, "}, \"cpus\": ");
+            jmask(f, st->cpus, 16);
+        }
+        fputc('}', f);
+    }
+    fprintf(f, "],\n");
+}
+
+static void jthreads(FILE *f, const prof_session_t *s, const prof_result_t *r)
+{
+    fprintf(f, "  \"threads\": [");
+    for (size_t i = 0; i < r->threads.n && i < 1024; i++) {
+        const prof_thread_t *t = &r->threads.v[i];
+        fprintf(f, "%s{\"pid\": %d, \"tid\": %d, \"samples\": %llu, \"cpus\": [", i ? ",\n    " : "", t->pid,
+                t->tid, (unsigned long long)t->samples);
+        for (int k = 0; k < t->ncpus; k++)
+            fprintf(f, "%s%d", k ? "," : "", t->cpu[k]);
+        fprintf(f, "], \"nodes\": [");
+        for (int k = 0; k < t->ncpus; k++)
+            fprintf(f, "%s%d", k ? "," : "", os_node(s, prof_cpu_node(s, t->cpu[k])));
+        fprintf(f, "]}");
+    }
+    fprintf(f, "],\n");
+}
+
+static void jexit(FILE *f, const prof_session_t *s, const prof_result_t *r)
+{
+    fprintf(f, "  \"exit\": {\"status\": %d, \"code\": ", s->exit_status);
+    if (s->exit_signal) {
+        const char *nm = sigabbrev_np(s->exit_signal);
+        fprintf(f, "null, \"signal\": %d, \"signal_name\": \"SIG%s\"", s->exit_signal, nm ? nm : "?");
+        if (s->crash.valid && s->crash.sig == s->exit_signal) {
+            fprintf(f, ", \"fault\": {\"location\": ");
+            jstr(f, r->fault_loc);
+            fprintf(f, ", \"address\": \"0x%llx\", \"ip\": \"0x%llx\", \"tid\": %d}",
+                    (unsigned long long)s->crash.addr, (unsigned long long)s->crash.ip, s->crash.tid);
+        }
+        fprintf(f, "},\n");
+    } else {
+        fprintf(f, "%d, \"signal\": null},\n", s->exit_code);
+    }
+}
+
+static void jjob(FILE *f, const prof_session_t *s)
+{
+    fprintf(f, "  \"host\": ");
+    jstr(f, s->job.host);
+    if (s->job.rank >= 0)
+        fprintf(f, ",\n  \"job\": {\"rank\": %d, \"size\": %d, \"from\": \"%s\"}", s->job.rank,
+                s->job.size, s->job.var);
+    else
+        fprintf(f, ",\n  \"job\": null");
+    fprintf(f, ",\n  \"shim\": {\"status\": ");
+    jstr(f, s->shim_status[0] ? s->shim_status : "ok");
+    fprintf(f, ", \"processes\": %d, \"early_allocations\": %llu, \"untracked\": %llu, \"log_errors\": %llu},\n",
+            s->shim_procs, (unsigned long long)s->shim_early, (unsigned long long)s->shim_untracked,
+            (unsigned long long)s->shim_log_errors);
+}
+
 static void jmachine(FILE *f, const prof_session_t *s)
 {
     fprintf(f, "  \"machine\": {\"nodes\": [");
@@ -134,11 +216,9 @@ locus_status_t prof_write_json(const prof_session_t *s, const prof_result_t *r, 
         fputs(i ? ", " : "", f);
         jstr(f, s->argv[i]);
     }
-    fprintf(f, "],\n  \"exit\": {\"status\": %d, \"code\": ", s->exit_status);
-    if (s->exit_signal)
-        fprintf(f, "null, \"signal\": %d},\n", s->exit_signal);
-    else
-        fprintf(f, "%d, \"signal\": null},\n", s->exit_code);
+    fprintf(f, "],\n");
+    jexit(f, s, r);
+    jjob(f, s);
     fprintf(f, "  \"duration_s\": %.6f,\n", (double)(s->t_end - s->t_start) * 1e-9);
     jmachine(f, s);
     fprintf(f, "  \"samplers\": [\n");
@@ -152,13 +232,10 @@ locus_status_t prof_write_json(const prof_session_t *s, const prof_result_t *r, 
         fputs(i ? ", " : "", f);
         jstr(f, s->notes.v[i]);
     }
-    fprintf(f, "],\n  \"processes\": [");
-    for (size_t i = 0; i < s->procs.n; i++) {
-        fprintf(f, "%s{\"pid\": %d, \"ppid\": %d, \"comm\": ", i ? ", " : "", s->procs.v[i].pid, s->procs.v[i].ppid);
-        jstr(f, s->procs.v[i].comm);
-        fprintf(f, ", \"execs\": %d}", s->procs.v[i].gen);
-    }
-    fprintf(f, "],\n  \"access_matrix\": [");
+    fprintf(f, "],\n");
+    jprocesses(f, s);
+    jthreads(f, s, r);
+    fprintf(f, "  \"access_matrix\": [");
     for (int a = 0; a < s->nnodes && a < PROF_MAX_NODES; a++) {
         fputs(a ? ", " : "", f);
         jnodes(f, s, r->matrix[a]);
@@ -195,11 +272,93 @@ static void human_bytes(uint64_t b, char *buf, size_t cap)
     snprintf(buf, cap, i ? "%.1f %s" : "%.0f %s", v, u[i]);
 }
 
+/* "exit 0", "exit 3", "exit 139: the program died of signal 11 (SIGSEGV) at x.c:12, address 0x0" */
+static void exit_words(const prof_session_t *s, const prof_result_t *r, char *buf, size_t cap)
+{
+    if (!s->exit_signal) {
+        snprintf(buf, cap, "exit %d", s->exit_status);
+        return;
+    }
+    const char *nm = sigabbrev_np(s->exit_signal);
+    int n = snprintf(buf, cap, "exit %d: the program died of signal %d (SIG%s)", s->exit_status, s->exit_signal,
+                     nm ? nm : "?");
+    if (n > 0 && (size_t)n < cap && s->crash.valid && s->crash.sig == s->exit_signal)
+        snprintf(buf + n, cap - (size_t)n, " at %s, address 0x%llx", r->fault_loc[0] ? r->fault_loc : "?",
+                 (unsigned long long)s->crash.addr);
+}
+
+/* One line per rank in a job: the job report is `locus profile --merge`. */
+static void print_rank_line(const prof_session_t *s, const prof_result_t *r, FILE *f)
+{
+    char ex[512];
+    exit_words(s, r, ex, sizeof ex);
+    fprintf(f, "locus profile: rank %d of %d on %s: %s, %.2f s, %zu findings%s%s\n", s->job.rank, s->job.size,
+            s->job.host, ex, (double)(s->t_end - s->t_start) * 1e-9, r->findings.n,
+            s->opt.output ? ", profile " : "", s->opt.output ? s->opt.output : "");
+    if (s->shim_status[0])
+        fprintf(f, "locus profile: rank %d: no allocation log: %s\n", s->job.rank, s->shim_status);
+    if (s->job.rank == 0 && s->out_pattern) { /* the pattern with every %x a '*' */
+        char glob[512];
+        size_t n = 0;
+        for (const char *p = s->out_pattern; *p && n + 2 < sizeof glob; p++) {
+            if (*p == '%' && p[1] == '%')
+                glob[n++] = *++p;
+            else if (*p == '%' && p[1])
+                glob[n++] = '*', p++;
+            else
+                glob[n++] = *p;
+        }
+        glob[n] = 0;
+        fprintf(f, "locus profile: the job report: locus profile --merge %s\n", glob);
+    }
+}
+
+static void print_threads(const prof_session_t *s, const prof_result_t *r, FILE *f)
+{
+    if (r->threads.n < 2)
+        return;
+    fprintf(f, "\n  threads (cpu → node where the samples saw them):\n");
+    for (size_t i = 0; i < r->threads.n && i < 16; i++) {
+        const prof_thread_t *t = &r->threads.v[i];
+        char where[160] = "";
+        for (int k = 0; k < t->ncpus && k < 4; k++) {
+            size_t l = strlen(where);
+            snprintf(where + l, sizeof where - l, "%scpu %d → node %d", k ? ", " : "", t->cpu[k],
+                     os_node(s, prof_cpu_node(s, t->cpu[k])));
+        }
+        fprintf(f, "    tid %-8d (pid %d) %-40s %6llu samples\n", t->tid, t->pid, where[0] ? where : "-",
+                (unsigned long long)t->samples);
+    }
+    if (r->threads.n > 16)
+        fprintf(f, "    ... %zu more in the JSON profile\n", r->threads.n - 16);
+}
+
+static void print_policy(const prof_session_t *s, FILE *f)
+{
+    const prof_start_t *st = s->starts.n ? &s->starts.v[0] : NULL;
+    if (!st || st->policy_mode <= 0 || (st->policy_mode & 0xff) == 4)
+        return;
+    char nodes[128] = "";
+    for (int n = 0; n < 256; n++)
+        if (st->policy_nodes[n / 64] >> (n % 64) & 1) {
+            size_t l = strlen(nodes);
+            snprintf(nodes + l, sizeof nodes - l, "%s%d", l ? "," : "", n);
+        }
+    fprintf(f, "  memory policy at start: %s to node %s (set from outside the program: numactl, the launcher)\n",
+            prof_policy_name(st->policy_mode), nodes);
+}
+
 void prof_print_report(const prof_session_t *s, const prof_result_t *r, FILE *f)
 {
-    fprintf(f, "\nlocus profile: %s — exit %d%s, %.2f s, %d NUMA node%s\n", s->argv[0], s->exit_status,
-            s->exit_signal ? " (killed by a signal)" : "", (double)(s->t_end - s->t_start) * 1e-9, s->nnodes,
-            s->nnodes == 1 ? "" : "s");
+    if (s->job.rank >= 0) {
+        print_rank_line(s, r, f);
+        return;
+    }
+    char ex[512];
+    exit_words(s, r, ex, sizeof ex);
+    fprintf(f, "\nlocus profile: %s — %s, %.2f s, %d NUMA node%s\n", s->argv[0], ex,
+            (double)(s->t_end - s->t_start) * 1e-9, s->nnodes, s->nnodes == 1 ? "" : "s");
+    print_policy(s, f);
     fprintf(f, "  first touch: %s — %llu samples%s", s->ft_detail, (unsigned long long)s->ft_samples,
             s->ft_lost ? " (some lost)" : "");
     if (r->ft_refaults)
@@ -244,6 +403,7 @@ void prof_print_report(const prof_session_t *s, const prof_result_t *r, FILE *f)
             fputc('\n', f);
         }
     }
+    print_threads(s, r, f);
     fprintf(f, "\n  findings:\n");
     if (!r->findings.n)
         fprintf(f, "    none%s\n", s->nnodes == 1 ? " (one NUMA node: every access is local)" : "");

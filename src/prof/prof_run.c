@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <dirent.h>
+#include <elf.h>
 
 extern char **environ;
 
@@ -247,40 +248,122 @@ static void set_exit(prof_session_t *s, int status)
     }
 }
 
-static locus_status_t finish(prof_session_t *s, int mask)
+/* No PT_INTERP: the dynamic loader never runs, LD_PRELOAD does nothing. */
+static bool is_static_elf(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return false;
+    Elf64_Ehdr eh;
+    bool st = false;
+    if (fread(&eh, sizeof eh, 1, f) == 1 && !memcmp(eh.e_ident, ELFMAG, SELFMAG) && eh.e_ident[EI_CLASS] == ELFCLASS64) {
+        st = true;
+        for (int i = 0; i < eh.e_phnum; i++) {
+            Elf64_Phdr ph;
+            if (fseek(f, (long)(eh.e_phoff + (uint64_t)i * eh.e_phentsize), SEEK_SET) != 0 ||
+                fread(&ph, sizeof ph, 1, f) != 1)
+                break;
+            if (ph.p_type == PT_INTERP)
+                st = false;
+        }
+    }
+    fclose(f);
+    return st;
+}
+
+static bool shim_was_mapped(const prof_session_t *s)
+{
+    const char *base = strrchr(s->opt.shim, '/');
+    base = base ? base + 1 : s->opt.shim;
+    for (size_t i = 0; i < s->maps.n; i++) {
+        const char *n = s->maps.v[i].name;
+        const char *b = n ? strrchr(n, '/') : NULL;
+        if (b && !strcmp(b + 1, base))
+            return true;
+    }
+    return false;
+}
+
+/* Why there is no allocation log, told apart: a program the shim cannot
+ * load into (static, setuid), a program that died before the shim started,
+ * a shim that loaded and never started. "" when the log is there. */
+static void shim_verdict(prof_session_t *s, const char *path)
+{
+    char *v = s->shim_status;
+    size_t cap = sizeof s->shim_status;
+    struct stat st;
+    v[0] = 0;
+    if (s->shim_procs)
+        return;
+    if (!s->opt.shim) {
+        snprintf(v, cap, "the preload shim was not found");
+        return;
+    }
+    s->shim_mapped = shim_was_mapped(s);
+    if (is_static_elf(path))
+        snprintf(v, cap, "static program: the preload shim cannot load into it");
+    else if (stat(path, &st) == 0 && (st.st_mode & (S_ISUID | S_ISGID)) && geteuid() != 0)
+        snprintf(v, cap, "setuid/setgid program: the loader ignores LD_PRELOAD");
+    else if (s->exit_signal)
+        snprintf(v, cap, "the program died of signal %d (%s) before the shim started%s", s->exit_signal,
+                 sigabbrev_np(s->exit_signal) ? sigabbrev_np(s->exit_signal) : "?",
+                 s->shim_mapped ? " (the shim was loaded)" : "");
+    else if (s->shim_mapped)
+        snprintf(v, cap, "the shim was loaded but the program ended before the shim started");
+    else if (s->ft_on)
+        snprintf(v, cap, "the shim did not load (LD_PRELOAD dropped by the program or a wrapper?)");
+    else
+        snprintf(v, cap, "the shim did not start (static or setuid program, or it died early)");
+}
+
+static locus_status_t write_profile(prof_session_t *s, const prof_result_t *r)
+{
+    /* a temporary beside it, renamed: a reader (a merge) never sees half */
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp%d", s->opt.output, (int)getpid());
+    FILE *f = fopen(tmp, "w");
+    if (!f)
+        return lc_err_errno(LOCUS_ERR_SYSTEM, errno, "cannot write the profile to '%s'", s->opt.output);
+    locus_status_t st = prof_write_json(s, r, f);
+    if (fclose(f) != 0 && st == LOCUS_OK)
+        st = lc_err_errno(LOCUS_ERR_SYSTEM, errno, "writing '%s'", s->opt.output);
+    if (st == LOCUS_OK && rename(tmp, s->opt.output) != 0)
+        st = lc_err_errno(LOCUS_ERR_SYSTEM, errno, "renaming '%s' to '%s'", tmp, s->opt.output);
+    if (st != LOCUS_OK)
+        unlink(tmp);
+    return st;
+}
+
+static locus_status_t finish(prof_session_t *s, int mask, const char *path)
 {
     prof_shimlog_read_dir(s);
+    shim_verdict(s, path);
     if (mask & 2) {
         if (!s->opt.shim)
             snprintf(s->acc_detail, sizeof s->acc_detail, "off: the preload shim was not found");
         else if (!s->shim_procs)
-            snprintf(s->acc_detail, sizeof s->acc_detail,
-                     "no data: the shim did not load (static or setuid program?)");
+            snprintf(s->acc_detail, sizeof s->acc_detail, "no data: %s", s->shim_status);
         s->acc_on = s->opt.shim && s->shim_procs && s->opt.access_rate;
         if (s->acc_on)
             snprintf(s->acc_detail, sizeof s->acc_detail,
                      "protection faults on sampled pages of allocations >= %llu bytes, <= %llu samples/s per process",
                      (unsigned long long)s->opt.min_alloc, (unsigned long long)s->opt.access_rate);
-    } else {
+    } else if (!s->acc_detail[0]) {
         snprintf(s->acc_detail, sizeof s->acc_detail, "off (not selected)");
     }
     if (!s->shim_procs && s->opt.shim)
-        prof_note(s, "no allocation log: the preload shim did not load in the program (static binary?), "
-                     "so heap variables cannot be named; pages are grouped by mapping");
+        prof_note(s, "no allocation log: %s; heap variables cannot be named, pages are grouped by mapping",
+                  s->shim_status);
+    if (s->shim_early)
+        prof_note(s, "%llu large allocation%s made before the shim started (other libraries' constructors) "
+                     "are not named", (unsigned long long)s->shim_early, s->shim_early == 1 ? " was" : "s were");
+    if (s->shim_untracked)
+        prof_note(s, "%llu allocation%s not tracked: the shim's table was full", (unsigned long long)s->shim_untracked,
+                  s->shim_untracked == 1 ? " was" : "s were");
     prof_pmu_detect(s);
     prof_result_t r;
     prof_analyze(s, &r);
-    locus_status_t st = LOCUS_OK;
-    if (s->opt.output) {
-        FILE *f = fopen(s->opt.output, "w");
-        if (!f) {
-            st = lc_err_errno(LOCUS_ERR_SYSTEM, errno, "cannot write the profile to '%s'", s->opt.output);
-        } else {
-            st = prof_write_json(s, &r, f);
-            if (fclose(f) != 0 && st == LOCUS_OK)
-                st = lc_err_errno(LOCUS_ERR_SYSTEM, errno, "writing '%s'", s->opt.output);
-        }
-    }
+    locus_status_t st = s->opt.output ? write_profile(s, &r) : LOCUS_OK;
     if (s->opt.report)
         prof_print_report(s, &r, s->opt.report);
     prof_result_free(&r);
@@ -300,16 +383,33 @@ locus_status_t locus_prof_run(const locus_prof_options_t *opt, char *const argv[
         return lc_err(LOCUS_ERR_INVALID, "depth %d: expected 1..%d", opt->depth, PROF_MAX_CHAIN);
     char path[4096];
     locus_status_t st = resolve_program(argv[0], path, sizeof path);
-    if (st == LOCUS_OK)
-        st = check_output(opt->output);
     if (st != LOCUS_OK)
         return st;
+    prof_job_t job;
+    prof_job_detect(&job);
+    char probe[4096];
+    if (opt->output) { /* %r/%p/%h: the pattern is checked before anything runs */
+        if ((st = prof_output_path(opt->output, &job, 0, probe, sizeof probe)) != LOCUS_OK)
+            return st;
+        if ((st = check_output(probe)) != LOCUS_OK)
+            return st;
+    }
 
     prof_session_t *s = calloc(1, sizeof *s);
     if (!s)
         return lc_err(LOCUS_ERR_NO_MEMORY, "profiler session");
     s->opt = *opt;
+    s->job = job;
     s->argv = (char **)argv;
+    /* In an MPI job other ranks read this process's memory (process_vm_readv
+     * for single-copy transfers, RDMA registration): a protected page would
+     * fail their call. The access sampler runs there only when asked for. */
+    if (job.rank >= 0 && !strcmp(opt->samplers ? opt->samplers : "auto", "auto") && (mask & 2)) {
+        mask &= ~2;
+        snprintf(s->acc_detail, sizeof s->acc_detail,
+                 "off in an MPI job (%s is set): other ranks may read this process's memory directly; "
+                 "--samplers first-touch,access turns it on", job.var);
+    }
     s->ft_period = opt->ft_period;
     if ((st = locus_topo_load(&s->topo)) != LOCUS_OK) {
         free(s);
@@ -333,6 +433,11 @@ locus_status_t locus_prof_run(const locus_prof_options_t *opt, char *const argv[
         run_child(s, mask, path, argv, go[0], err[1]);
     close(go[0]);
     close(err[1]);
+    if (opt->output) { /* %p is the program's pid */
+        prof_output_path(opt->output, &job, (long)child, s->out_path, sizeof s->out_path);
+        s->out_pattern = opt->output;
+        s->opt.output = s->out_path;
+    }
 
     prof_perf_t *perf = NULL;
     if (mask & 1) {
@@ -378,7 +483,7 @@ locus_status_t locus_prof_run(const locus_prof_options_t *opt, char *const argv[
     }
     set_exit(s, status);
     *exit_status = s->exit_status;
-    st = finish(s, mask);
+    st = finish(s, mask, path);
 out:
     remove_dir(s->dir);
     prof_session_free(s);

@@ -5,6 +5,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -70,6 +71,17 @@ static void on_record(prof_session_t *s, int *pid, const lprof_hdr_t *h, size_t 
         if (r->magic != LPROF_MAGIC)
             return;
         *pid = r->pid;
+        if (h->size >= sizeof *r) {
+            prof_start_t st;
+            memset(&st, 0, sizeof st);
+            st.pid = r->pid;
+            st.time = r->time;
+            st.policy_mode = r->policy_mode;
+            memcpy(st.policy_nodes, r->policy_nodes, sizeof st.policy_nodes);
+            memcpy(st.cpus, r->cpus, sizeof st.cpus);
+            snprintf(st.exe, sizeof st.exe, "%.*s", (int)sizeof r->exe, r->exe);
+            VEC_PUSH(s->starts, st);
+        }
         /* allocations of an earlier image of this pid ended at its exec */
         for (size_t i = 0; i < s->alloc.n; i++)
             if (s->alloc.v[i].pid == r->pid && s->alloc.v[i].free_time > r->time && s->alloc.v[i].time < r->time)
@@ -92,7 +104,8 @@ static void on_record(prof_session_t *s, int *pid, const lprof_hdr_t *h, size_t 
         break;
     case LPROF_REC_ACCESS: {
         const lprof_access_t *r = (const void *)h;
-        prof_access_t a = {r->time, r->addr, r->ip, r->ret, *pid, r->tid, r->cpu, r->node, r->write};
+        prof_access_t a = {r->time, r->addr, r->ip, r->ret, *pid, r->tid, r->cpu, r->node,
+                           r->write < 0 ? -1 : (r->write & 1), r->write >= 0 && (r->write & 2)};
         VEC_PUSH(s->acc, a);
         break;
     }
@@ -103,6 +116,17 @@ static void on_record(prof_session_t *s, int *pid, const lprof_hdr_t *h, size_t 
         s->acc_io += r->io_unprotects;
         s->acc_chained += r->chained;
         s->shim_untracked += r->untracked;
+        if (h->size >= sizeof *r) {
+            s->shim_early += r->early;
+            s->shim_log_errors += r->log_errors;
+        }
+        break;
+    }
+    case LPROF_REC_CRASH: {
+        const lprof_crash_t *r = (const void *)h;
+        if (h->size < sizeof *r || s->crash.valid)
+            break;
+        s->crash = (prof_crash_t){true, *pid, r->tid, r->sig, r->code, r->time, r->addr, r->ip, r->ret};
         break;
     }
     default:

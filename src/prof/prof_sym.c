@@ -174,7 +174,9 @@ bool prof_runtime_module(const char *m)
 {
     return !strncmp(m, "libc.so", 7) || !strncmp(m, "libstdc++", 9) || !strncmp(m, "liblocus_prof_preload", 21) ||
            !strncmp(m, "libgfortran", 11) || !strncmp(m, "ld-linux", 8) || !strncmp(m, "libm.so", 7) ||
-           !strncmp(m, "libgcc_s", 8) || !strncmp(m, "libpthread", 10);
+           !strncmp(m, "libgcc_s", 8) || !strncmp(m, "libpthread", 10) ||
+           /* OpenMP runtimes: a parallel region's code is the program's outlined function */
+           !strncmp(m, "libgomp", 7) || !strncmp(m, "libomp", 6) || !strncmp(m, "libiomp", 7);
 }
 
 static const char *base_name(const char *p)
@@ -257,6 +259,10 @@ bool prof_sym_global(prof_sym_t *y, int pid, uint64_t time, uint64_t addr, char 
     }
     if (!mod)
         return false;
+    const char *mname = NULL;
+    dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, &mname, NULL);
+    if (mname && strstr(mname, "liblocus_prof_preload"))
+        return false; /* the profiler's own state is not the program's */
     GElf_Off off = 0;
     GElf_Sym sym;
     GElf_Addr bias = 0;

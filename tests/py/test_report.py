@@ -86,3 +86,74 @@ def _save(profile, d):
     p = d / "p.json"
     p.write_text(json.dumps(profile))
     return str(p)
+
+
+def _rank(profile, rank, run_node, page_node, finding="", size=8 << 20):
+    """A rank's profile made from the real one: its job, one thread on
+    run_node, one variable 'field' with its pages on page_node."""
+    p = copy.deepcopy(profile)
+    nodes = [{"id": 0, "cpus": [0], "memory_bytes": 1 << 30}, {"id": 1, "cpus": [1], "memory_bytes": 1 << 30}]
+    p["machine"] = {"nodes": nodes, "distances": [[10, 20], [20, 10]]}
+    p["access_matrix"] = [[0, 0], [0, 0]]
+    p["host"] = "h"
+    p["job"] = {"rank": rank, "size": 2, "from": "PMIX_RANK"}
+    p["threads"] = [{"pid": 1, "tid": 1, "samples": 10, "cpus": [run_node], "nodes": [run_node]}]
+    v = copy.deepcopy(p["variables"][0])
+    pages = [0, 0]
+    pages[page_node] = size // 4096
+    v.update(name="field", kind="heap", site="field.c:20", bytes=size, max_bytes=size, pages_by_node=pages,
+             pattern="policy-placement" if finding else "", finding=finding)
+    v["first_touch"]["by_node"] = [0, 0]
+    v["first_touch"]["sites"] = []
+    v["accesses"].update(samples=0, local=0, remote=0, lines=[])
+    p["variables"] = [v]
+    report.validate(p)
+    return p
+
+
+def test_job_report_names_the_rank_bound_away(profile, tmp_path, capsys):
+    why = ("field: 100 % of pages on node 0, but first touched by threads on node 1 at field.c:24: the memory "
+           "policy was set from outside (bind to node 0 ...), not by the first touch")
+    files = []
+    for r, (run, page, f) in enumerate([(0, 0, ""), (1, 0, why)]):
+        path = tmp_path / f"prof.{r}.json"
+        path.write_text(json.dumps(_rank(profile, r, run, page, f)))
+        files.append(str(path))
+    assert report.main(files[::-1]) == 0
+    text = capsys.readouterr().out
+    assert "2 rank(s) on 1 host(s)" in text
+    assert "- rank 1 (h): field: 100 % of pages on node 0" in text
+    assert "- rank 0" not in text
+    assert "<- memory away from its threads" in text
+    out = tmp_path / "job.html"
+    assert report.main(files + ["--html", str(out)]) == 0
+    assert "rank 1 (h): field" in out.read_text()
+
+
+def test_job_report_imbalance_and_same_rank_twice(profile, tmp_path, capsys):
+    from locus import job
+    a, b = _rank(profile, 0, 0, 0, size=4 << 20), _rank(profile, 1, 1, 1, size=16 << 20)
+    j = job.merge([a, b])
+    assert any("ranks allocate unequal amounts: rank 1 16.0 MiB, the smallest 4.0 MiB" in f for f in j["findings"])
+    assert not j["variables"][0]["remote_rank"]
+    with pytest.raises(ValueError, match="both rank 0"):
+        job.merge([a, copy.deepcopy(a)])
+
+
+def test_job_report_agrees_with_locus_merge(profile, tmp_path):
+    """The C merge and the Python one name the same rank and variable."""
+    b = _build_dir()
+    why = "field: 100 % of pages on node 0, but first touched by threads on node 1: set from outside"
+    files = []
+    for r, (run, page, f) in enumerate([(0, 0, ""), (1, 0, why)]):
+        path = tmp_path / f"prof.{r}.json"
+        path.write_text(json.dumps(_rank(profile, r, run, page, f)))
+        files.append(str(path))
+    c = subprocess.run([os.path.join(b, "bin", "locus"), "profile", "--merge"] + files, capture_output=True,
+                       text=True)
+    assert c.returncode == 0, c.stderr
+    from locus import job
+    py = job.text_report(job.merge([json.loads(open(f).read()) for f in files], files))
+    for text in (c.stdout, py):
+        assert "- rank 1 (h): " + why in text
+        assert "- rank 0" not in text

@@ -4,8 +4,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <unistd.h>
+#include <vector>
 #include <linux/perf_event.h>
 
 extern "C" {
@@ -313,4 +316,284 @@ TEST(ProfFinding, FewSamplesOfASharedTableAreNotReadAsPartitioned)
     }
     EXPECT_GE(hot, 396) << "shared table misread as partitioned in " << 400 - hot << " of 400";
     EXPECT_EQ(init, 400);
+}
+
+extern "C" {
+#include "prof/prof_json.h"
+}
+
+static std::string slurp(const std::string &p)
+{
+    std::ifstream f(p);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+}
+
+TEST(ProfJson, ReadsItsOwnKindOfDocument)
+{
+    const char *doc = "{\"a\": [1, 2.5, -3e2, true, false, null], \"s\": \"x\\\"y\\\\z\\u00e9\\n\", \"o\": {}}";
+    char err[128];
+    pj_t *v = pj_parse(doc, strlen(doc), err, sizeof err);
+    ASSERT_NE(v, nullptr) << err;
+    EXPECT_EQ(pj_len(pj_get(v, "a")), 6u);
+    EXPECT_EQ(pj_num(pj_at(pj_get(v, "a"), 2), 0), -300);
+    EXPECT_EQ(pj_num(pj_at(pj_get(v, "a"), 3), 0), 1);
+    EXPECT_EQ(pj_at(pj_get(v, "a"), 5)->t, PJ_NULL);
+    EXPECT_STREQ(pj_str(pj_get(v, "s"), ""), "x\"y\\z\xc3\xa9\n");
+    EXPECT_EQ(pj_len(pj_get(v, "o")), 0u);
+    EXPECT_EQ(pj_get(v, "missing"), nullptr);
+    EXPECT_EQ(pj_get(pj_get(v, "a"), "x"), nullptr); // not an object: no crash
+    pj_free(v);
+}
+
+TEST(ProfJson, BadInputIsAnErrorWithItsPlace)
+{
+    std::string deep(200, '[');
+    const char *bad[] = {"", "{", "[1,]", "\"abc", "{\"a\" 1}", "[1] x", "\"\\q\"", "\"\\u12\"", "{\"a\":}",
+                         "-", "[tru]", deep.c_str()};
+    for (const char *b : bad) {
+        char err[128];
+        pj_t *v = pj_parse(b, strlen(b), err, sizeof err);
+        EXPECT_EQ(v, nullptr) << "accepted: " << b;
+        EXPECT_NE(std::string(err).find("at byte"), std::string::npos) << b << ": " << err;
+    }
+}
+
+TEST(ProfJob, OutputPatternRankPidHost)
+{
+    prof_job_t j{};
+    j.rank = 3;
+    j.size = 4;
+    snprintf(j.host, sizeof j.host, "h1");
+    char out[256];
+    ASSERT_EQ(prof_output_path("p.%r.%p.%h.json", &j, 42, out, sizeof out), LOCUS_OK);
+    EXPECT_STREQ(out, "p.3.42.h1.json");
+    ASSERT_EQ(prof_output_path("100%%.%r", &j, 1, out, sizeof out), LOCUS_OK);
+    EXPECT_STREQ(out, "100%.3");
+    EXPECT_EQ(prof_output_path("p.%q.json", &j, 1, out, sizeof out), LOCUS_ERR_INVALID);
+    EXPECT_NE(std::string(locus_last_error()).find("%q"), std::string::npos);
+    j.rank = -1;
+    EXPECT_EQ(prof_output_path("p.%r.json", &j, 1, out, sizeof out), LOCUS_ERR_INVALID);
+    EXPECT_NE(std::string(locus_last_error()).find("PMIX_RANK"), std::string::npos);
+    ASSERT_EQ(prof_output_path("plain.json", &j, 1, out, sizeof out), LOCUS_OK);
+    EXPECT_STREQ(out, "plain.json");
+}
+
+TEST(ProfJob, RankFromTheLaunchersEnvironmentInOrder)
+{
+    const char *vars[] = {"PMIX_RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_SIZE",
+                          "PMIX_SIZE", "PMI_SIZE", "SLURM_NTASKS"};
+    for (const char *v : vars)
+        unsetenv(v);
+    prof_job_t j;
+    prof_job_detect(&j);
+    EXPECT_EQ(j.rank, -1);
+    setenv("SLURM_PROCID", "7", 1);
+    setenv("SLURM_NTASKS", "8", 1);
+    prof_job_detect(&j);
+    EXPECT_EQ(j.rank, 7);
+    EXPECT_EQ(j.size, 8);
+    EXPECT_STREQ(j.var, "SLURM_PROCID");
+    setenv("PMI_RANK", "6", 1);
+    prof_job_detect(&j);
+    EXPECT_EQ(j.rank, 6);
+    setenv("OMPI_COMM_WORLD_RANK", "5", 1);
+    setenv("OMPI_COMM_WORLD_SIZE", "9", 1);
+    prof_job_detect(&j);
+    EXPECT_EQ(j.rank, 5);
+    EXPECT_EQ(j.size, 9);
+    setenv("PMIX_RANK", "2", 1);
+    prof_job_detect(&j);
+    EXPECT_EQ(j.rank, 2);
+    EXPECT_STREQ(j.var, "PMIX_RANK");
+    EXPECT_EQ(j.size, 9); // no PMIX_SIZE: Open MPI's
+    setenv("PMIX_RANK", "x", 1); // not a number: the next one
+    prof_job_detect(&j);
+    EXPECT_EQ(j.rank, 5);
+    for (const char *v : vars)
+        unsetenv(v);
+}
+
+// Pages on node 0, first touched from node 1, the process started bound to
+// node 0: the cause is the policy set from outside, not the first touch.
+static prof_var_t *bound_var(prof_session_t *s, int mode)
+{
+    s->nnodes = 2;
+    prof_start_t st{};
+    st.pid = 7;
+    st.policy_mode = mode;
+    st.policy_nodes[0] = 1; // node 0
+    push(s->starts, st);
+    auto *v = (prof_var_t *)calloc(1, sizeof(prof_var_t));
+    snprintf(v->name, sizeof v->name, "field");
+    snprintf(v->kind, sizeof v->kind, "heap");
+    snprintf(v->placement_source, sizeof v->placement_source, "move_pages");
+    v->pid = 7;
+    v->allocations = 1;
+    v->pages_by_node[0] = 6144;
+    v->ft_pages = 6144;
+    v->ft_by_node[1] = 6144;
+    prof_line_t l{};
+    snprintf(l.loc, sizeof l.loc, "field.c:24");
+    l.count = 6144;
+    l.tids_n = 1;
+    push(v->ft_sites, l);
+    return v;
+}
+
+static void free_var(prof_var_t *v)
+{
+    free(v->ft_sites.v);
+    free(v->acc_lines.v);
+    free(v);
+}
+
+TEST(ProfFinding, PolicySetFromOutsideIsNamed)
+{
+    prof_session_t *s = new_session();
+    prof_var_t *v = bound_var(s, 2 /* MPOL_BIND */);
+    prof_finding(s, v);
+    EXPECT_STREQ(v->pattern, "policy-placement");
+    std::string f = v->finding;
+    EXPECT_NE(f.find("set from outside (bind to node 0"), std::string::npos) << f;
+    EXPECT_NE(f.find("field.c:24"), std::string::npos) << f;
+    EXPECT_NE(f.find("not by the first touch"), std::string::npos) << f;
+    free_var(v);
+    free(s->starts.v);
+    free(s);
+
+    s = new_session(); // no policy at start: not "from outside"
+    v = bound_var(s, 0);
+    prof_finding(s, v);
+    EXPECT_STREQ(v->pattern, "policy-placement");
+    EXPECT_EQ(std::string(v->finding).find("outside"), std::string::npos) << v->finding;
+    free_var(v);
+    free(s->starts.v);
+    free(s);
+
+    s = new_session(); // touched where it lies: nothing to say
+    v = bound_var(s, 2);
+    v->ft_by_node[1] = 0;
+    v->ft_by_node[0] = 6144;
+    prof_finding(s, v);
+    EXPECT_STRNE(v->pattern, "policy-placement");
+    free_var(v);
+    free(s->starts.v);
+    free(s);
+}
+
+// Two ranks' profiles as `locus profile -o prof.%r.json` writes them (only
+// the keys the merge reads): rank 1 ran on node 1 with its pages on node 0.
+static std::string rank_profile(int rank, int run_node, int page_node, const char *finding, long bytes)
+{
+    char buf[4096];
+    int pages[2] = {0, 0};
+    pages[page_node] = (int)(bytes / 4096);
+    snprintf(buf, sizeof buf,
+             "{\"schema\": \"locus-profile/1\", \"command\": [\"./field\"], \"host\": \"h\","
+             " \"job\": {\"rank\": %d, \"size\": 2, \"from\": \"PMIX_RANK\"},"
+             " \"exit\": {\"status\": 0, \"code\": 0, \"signal\": null},"
+             " \"machine\": {\"nodes\": [{\"id\": 0, \"cpus\": [0]}, {\"id\": 1, \"cpus\": [1]}]},"
+             " \"processes\": [{\"pid\": 1, \"cpus\": [%d], \"policy\": {\"mode\": \"%s\", \"nodes\": [0]}}],"
+             " \"threads\": [{\"pid\": 1, \"tid\": 1, \"samples\": 9, \"cpus\": [%d], \"nodes\": [%d]}],"
+             " \"access_matrix\": [[0, 0], [0, 0]],"
+             " \"variables\": [{\"name\": \"field\", \"kind\": \"heap\", \"site\": \"field.c:20\", \"bytes\": %ld,"
+             " \"max_bytes\": %ld, \"pages_by_node\": [%d, %d], \"accesses\": {\"samples\": 0, \"remote\": 0},"
+             " \"pattern\": \"%s\", \"finding\": \"%s\"},"
+             " {\"name\": \"[stack]\", \"kind\": \"other\", \"site\": \"[stack]\", \"bytes\": 0, \"max_bytes\": 0,"
+             " \"pages_by_node\": [5, 0], \"pattern\": \"\", \"finding\": \"\"}]}",
+             rank, run_node, finding[0] ? "bind" : "default", run_node, run_node, bytes, bytes, pages[0], pages[1],
+             finding[0] ? "policy-placement" : "", finding);
+    return buf;
+}
+
+class ProfMerge : public ::testing::Test {
+  protected:
+    std::string dir;
+    void SetUp() override
+    {
+        char t[] = "/tmp/test_prof_mergeXXXXXX";
+        ASSERT_NE(mkdtemp(t), nullptr);
+        dir = t;
+    }
+    void TearDown() override { std::system(("rm -rf " + dir).c_str()); }
+    std::string write(const std::string &name, const std::string &text)
+    {
+        std::string p = dir + "/" + name;
+        FILE *f = fopen(p.c_str(), "w");
+        fputs(text.c_str(), f);
+        fclose(f);
+        return p;
+    }
+    std::string merge(const std::vector<std::string> &files, locus_status_t *st, const std::string &out = "")
+    {
+        std::vector<const char *> v;
+        for (auto &f : files)
+            v.push_back(f.c_str());
+        char *text = nullptr;
+        size_t len = 0;
+        FILE *rep = open_memstream(&text, &len);
+        *st = locus_prof_merge(v.data(), (int)v.size(), out.empty() ? nullptr : out.c_str(), rep);
+        fclose(rep);
+        std::string r = text ? text : "";
+        free(text);
+        return r;
+    }
+};
+
+TEST_F(ProfMerge, NamesTheRankWhoseMemoryIsAway)
+{
+    const char *why = "field: 100 % of pages on node 0, but first touched by threads on node 1 at field.c:24: the "
+                      "memory policy was set from outside (bind to node 0 ...), not by the first touch";
+    std::string a = write("p.0.json", rank_profile(0, 0, 0, "", 8 << 20));
+    std::string b = write("p.1.json", rank_profile(1, 1, 0, why, 8 << 20));
+    locus_status_t st;
+    std::string r = merge({b, a}, &st, dir + "/job.json"); // any order
+    ASSERT_EQ(st, LOCUS_OK) << locus_last_error();
+    EXPECT_NE(r.find("2 ranks on 1 host"), std::string::npos) << r;
+    EXPECT_NE(r.find("- rank 1 (h): field: 100 % of pages on node 0"), std::string::npos) << r;
+    EXPECT_EQ(r.find("- rank 0"), std::string::npos) << r;
+    EXPECT_NE(r.find("<- memory away from its threads"), std::string::npos) << r;
+    EXPECT_NE(r.find("bind to node 0"), std::string::npos) << r; // the ranks' table
+    EXPECT_EQ(r.find("[stack]"), std::string::npos) << r;         // mappings are not variables
+    std::string j = slurp(dir + "/job.json");
+    EXPECT_NE(j.find("\"schema\": \"locus-job/1\""), std::string::npos);
+    EXPECT_NE(j.find("\"remote_rank\": true"), std::string::npos) << j;
+    char err[128];
+    pj_t *doc = pj_parse(j.c_str(), j.size(), err, sizeof err);
+    EXPECT_NE(doc, nullptr) << err; // the job JSON reads back
+    pj_free(doc);
+}
+
+TEST_F(ProfMerge, UnequalSizesAreAnImbalance)
+{
+    std::string a = write("p.0.json", rank_profile(0, 0, 0, "", 4 << 20));
+    std::string b = write("p.1.json", rank_profile(1, 1, 1, "", 16 << 20));
+    locus_status_t st;
+    std::string r = merge({a, b}, &st);
+    ASSERT_EQ(st, LOCUS_OK);
+    EXPECT_NE(r.find("field (field.c:20): ranks allocate unequal amounts: rank 1 16.0 MiB, the smallest 4.0 MiB"),
+              std::string::npos)
+        << r;
+    EXPECT_EQ(r.find("away"), std::string::npos) << r; // both local
+}
+
+TEST_F(ProfMerge, BadInputIsRefusedClearly)
+{
+    locus_status_t st;
+    std::string a = write("p.0.json", rank_profile(0, 0, 0, "", 4 << 20));
+    merge({a, write("bad.json", "{\"schema\": ")}, &st);
+    EXPECT_EQ(st, LOCUS_ERR_INVALID);
+    EXPECT_NE(std::string(locus_last_error()).find("bad.json' is not JSON"), std::string::npos) << locus_last_error();
+    merge({a, write("other.json", "{\"schema\": \"locus-job/1\"}")}, &st);
+    EXPECT_EQ(st, LOCUS_ERR_INVALID);
+    EXPECT_NE(std::string(locus_last_error()).find("not a locus profile"), std::string::npos);
+    merge({a, write("again.json", rank_profile(0, 1, 1, "", 4 << 20))}, &st);
+    EXPECT_EQ(st, LOCUS_ERR_INVALID);
+    EXPECT_NE(std::string(locus_last_error()).find("both rank 0"), std::string::npos) << locus_last_error();
+    merge({dir + "/missing.json"}, &st);
+    EXPECT_EQ(st, LOCUS_ERR_SYSTEM);
+    merge({}, &st);
+    EXPECT_EQ(st, LOCUS_ERR_INVALID);
 }

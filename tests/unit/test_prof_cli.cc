@@ -108,3 +108,48 @@ TEST_F(ProfCli, AccessSamplerIsInvisibleToIoAndOwnHandler)
     ASSERT_NE(pos, std::string::npos);
     EXPECT_GT(std::atol(j.c_str() + pos + 18), 0);
 }
+
+// -o with %r outside an MPI job is a usage error that says why.
+TEST_F(ProfCli, RankPatternNeedsAJob)
+{
+    EXPECT_EQ(run("env -u PMIX_RANK -u OMPI_COMM_WORLD_RANK -u PMI_RANK -u SLURM_PROCID " + LOCUS +
+                  " profile -q -o " + dir + "/p.%r.json -- true"),
+              2);
+    EXPECT_NE(slurp(err_file).find("%r is the MPI rank"), std::string::npos) << slurp(err_file);
+    EXPECT_EQ(run(LOCUS + " profile -q -o " + dir + "/p.%p.json -- true"), 0); // %p: the program's pid
+    EXPECT_EQ(run("ls " + dir + "/p.*.json | grep -q 'p\\.[0-9][0-9]*\\.json'"), 0);
+    EXPECT_EQ(run(LOCUS + " profile --merge"), 2);
+    EXPECT_EQ(run(LOCUS + " profile --merge " + dir + "/none.json"), 1);
+}
+
+// mpirun -np 2 locus profile -o prof.%r.json: one profile per rank, the
+// rank's line on the terminal, one job report from --merge.
+TEST_F(ProfCli, OneProfilePerRankAndAJobReport)
+{
+    std::string app = BIN + "/examples/mpi_field";
+    if (access("/usr/bin/mpirun", X_OK) != 0 || access(app.c_str(), X_OK) != 0)
+        GTEST_SKIP() << "needs mpirun (Debian openmpi-bin) and examples/mpi_field (libopenmpi-dev)";
+    std::string mpirun = "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
+                         "OMPI_MCA_rmaps_base_oversubscribe=1 timeout -k 5 300 /usr/bin/mpirun -np 2 ";
+    EXPECT_EQ(run("cd " + dir + " && " + mpirun + LOCUS + " profile -o prof.%r.json -- " + app), 0)
+        << slurp(err_file);
+    std::string err = slurp(err_file);
+    EXPECT_NE(err.find("rank 0 of 2"), std::string::npos) << err;
+    EXPECT_NE(err.find("rank 1 of 2"), std::string::npos) << err;
+    EXPECT_NE(err.find("locus profile --merge prof.*.json"), std::string::npos) << err;
+    for (int r = 0; r < 2; r++) {
+        std::string j = slurp(dir + "/prof." + std::to_string(r) + ".json");
+        EXPECT_NE(j.find("\"job\": {\"rank\": " + std::to_string(r) + ", \"size\": 2"), std::string::npos) << j.substr(0, 500);
+        EXPECT_NE(j.find("\"name\": \"field\""), std::string::npos);
+        // the access sampler stays off in a job unless asked for
+        EXPECT_NE(j.find("off in an MPI job"), std::string::npos);
+    }
+    std::string out = dir + "/job.txt";
+    EXPECT_EQ(run("cd " + dir + " && " + LOCUS + " profile --merge -o job.json prof.*.json >" + out + " 2>&1 && cat " +
+                  out + " >&2"),
+              0);
+    std::string job = slurp(out);
+    EXPECT_NE(job.find("2 ranks on 1 host"), std::string::npos) << job;
+    EXPECT_NE(job.find("field"), std::string::npos) << job;
+    EXPECT_NE(slurp(dir + "/job.json").find("\"schema\": \"locus-job/1\""), std::string::npos);
+}

@@ -2,92 +2,42 @@
  * `locus profile`. It records large allocations with their call paths, the
  * node of their pages (move_pages on itself, at free and at exit/exec) and,
  * when LOCUS_PROF_ACCESS_RATE > 0, samples accesses by briefly protecting
- * pages (see shim_access.c). Everything goes to <LOCUS_PROF_OUT>/shim.<pid>.bin
+ * pages (see shim_access.c). Everything goes to <LOCUS_PROF_OUT>/shim.<pid>
  * through write(2) from a buffer that is never malloc'd.
  *
- * Rules that keep the program correct: no malloc inside the shim (dlsym's own
- * calloc is served from a static arena), a thread-local recursion guard, one
- * lock for the tables (never taken in the signal handler), and every range
- * that is freed, unmapped or handed to a covered I/O call is unprotected
- * first. */
+ * This file: the log, the process life cycle (constructor, fork, exec,
+ * spawn, exit). The interposers of the allocation calls are in
+ * shim_alloc.c, the real functions and the bootstrap arena in shim_real.c.
+ *
+ * Rules that keep the program correct: the shim never changes what a call
+ * does; nothing is recorded before the constructor finished (S.ready) or in
+ * a process the state does not belong to (a vfork child); no malloc inside
+ * the shim; a thread-local recursion guard; one lock for the tables (never
+ * taken in the signal handler); every range that is freed, unmapped or
+ * handed to a covered I/O call is unprotected first. */
 #include "shim.h"
-#include "core/clock.h"
 
 #include <dlfcn.h>
 #include <execinfo.h>
 #include <fcntl.h>
 #include <link.h>
-#include <malloc.h>
-#include <signal.h>
+#include <spawn.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
-shim_state_t S;
-__thread int shim_guard __attribute__((tls_model("initial-exec")));
+shim_state_t S = {.lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1, .min_alloc = UINT64_MAX};
+__thread int shim_guard SHIM_TLS;
 
-/* ---------- real functions ---------- */
-
-static void *(*real_malloc)(size_t);
-static void (*real_free)(void *);
-static void *(*real_calloc)(size_t, size_t);
-static void *(*real_realloc)(void *, size_t);
-static int (*real_posix_memalign)(void **, size_t, size_t);
-static void *(*real_aligned_alloc)(size_t, size_t);
-static void *(*real_memalign)(size_t, size_t);
-static void *(*real_mmap)(void *, size_t, int, int, int, off_t);
-static int (*real_munmap)(void *, size_t);
-static void *(*real_mremap)(void *, size_t, size_t, int, ...);
-static int (*real_mprotect)(void *, size_t, int);
-static int (*real_execve)(const char *, char *const[], char *const[]);
-
-/* dlsym may calloc; serve that from here until the real functions exist. */
-static char boot_arena[65536] __attribute__((aligned(64)));
-static size_t boot_used;
-static int resolving;
-
-static void *boot_alloc(size_t n)
-{
-    n = (n + 63) & ~(size_t)63;
-    if (boot_used + n > sizeof boot_arena)
-        return NULL;
-    void *p = boot_arena + boot_used;
-    boot_used += n;
-    return p;
-}
-
-static int is_boot(const void *p)
-{
-    return (const char *)p >= boot_arena && (const char *)p < boot_arena + sizeof boot_arena;
-}
-
-static void resolve(void)
-{
-    if (real_malloc || resolving)
-        return;
-    resolving = 1;
-    real_calloc = dlsym(RTLD_NEXT, "calloc");
-    real_free = dlsym(RTLD_NEXT, "free");
-    real_realloc = dlsym(RTLD_NEXT, "realloc");
-    real_posix_memalign = dlsym(RTLD_NEXT, "posix_memalign");
-    real_aligned_alloc = dlsym(RTLD_NEXT, "aligned_alloc");
-    real_memalign = dlsym(RTLD_NEXT, "memalign");
-    real_mmap = dlsym(RTLD_NEXT, "mmap");
-    real_munmap = dlsym(RTLD_NEXT, "munmap");
-    real_mremap = dlsym(RTLD_NEXT, "mremap");
-    real_mprotect = dlsym(RTLD_NEXT, "mprotect");
-    real_execve = dlsym(RTLD_NEXT, "execve");
-    shim_io_resolve();
-    real_malloc = dlsym(RTLD_NEXT, "malloc");
-    resolving = 0;
-}
+pid_t shim_getpid(void) { return (pid_t)syscall(SYS_getpid); }
 
 /* ---------- small async-signal-safe helpers ---------- */
-
 
 static char *put_str(char *d, const char *s)
 {
@@ -128,21 +78,68 @@ static uint64_t env_u64(const char *name, uint64_t def)
 
 /* ---------- the log ---------- */
 
+static void open_log(void)
+{
+    char path[4200];
+    const char *dir = getenv("LOCUS_PROF_OUT");
+    S.fd = -1;
+    if (!dir || strlen(dir) > 4000)
+        return;
+    char *p = put_str(path, dir);
+    p = put_str(p, "/shim.");
+    put_int(p, (long)shim_getpid());
+    int fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return;
+    /* keep the log fd away from the low numbers a program may dup2 over */
+    int hi = (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, 900);
+    if (hi >= 0) {
+        syscall(SYS_close, fd);
+        fd = hi;
+    }
+    struct stat st;
+    if (syscall(SYS_fstat, fd, &st) == 0) {
+        S.log_dev = st.st_dev;
+        S.log_ino = st.st_ino;
+    }
+    S.fd = fd;
+}
+
+/* The program may have closed our descriptor and got the number back for a
+ * file of its own: never write there. */
+static int log_fd_ok(void)
+{
+    struct stat st;
+    if (S.fd < 0)
+        return 0;
+    if (syscall(SYS_fstat, S.fd, &st) == 0 && st.st_dev == S.log_dev && st.st_ino == S.log_ino)
+        return 1;
+    S.stats.log_errors++;
+    open_log(); /* O_APPEND: the records go on after what is there */
+    return S.fd >= 0;
+}
+
 static void log_flush_locked(void)
 {
+    if (!S.buf_used)
+        return;
     size_t off = 0;
-    while (off < S.buf_used && S.fd >= 0) {
-        ssize_t w = syscall(SYS_write, S.fd, S.buf + off, S.buf_used - off);
-        if (w <= 0)
-            break;
-        off += (size_t)w;
+    if (log_fd_ok()) {
+        while (off < S.buf_used) {
+            ssize_t w = syscall(SYS_write, S.fd, S.buf + off, S.buf_used - off);
+            if (w <= 0)
+                break;
+            off += (size_t)w;
+        }
     }
+    if (off < S.buf_used)
+        S.stats.log_errors++;
     S.buf_used = 0;
 }
 
 void shim_log_locked(const void *rec, size_t size)
 {
-    if (S.fd < 0)
+    if (S.fd < 0 || !S.buf)
         return;
     if (S.buf_used + size > SHIM_BUF)
         log_flush_locked();
@@ -154,25 +151,10 @@ void shim_log_locked(const void *rec, size_t size)
 
 void shim_flush_locked(void) { log_flush_locked(); }
 
-static void open_log(void)
+void shim_log_direct(const void *rec, size_t size)
 {
-    char path[4200];
-    const char *dir = getenv("LOCUS_PROF_OUT");
-    S.fd = -1;
-    if (!dir || strlen(dir) > 4000)
-        return;
-    char *p = put_str(path, dir);
-    p = put_str(p, "/shim.");
-    put_int(p, (long)getpid());
-    S.fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-    if (S.fd >= 0) {
-        /* keep the log fd away from the low numbers a program may dup2 over */
-        int hi = fcntl(S.fd, F_DUPFD_CLOEXEC, 900);
-        if (hi >= 0) {
-            close(S.fd);
-            S.fd = hi;
-        }
-    }
+    if (S.fd >= 0)
+        syscall(SYS_write, S.fd, rec, size);
 }
 
 static void log_start(void)
@@ -183,66 +165,20 @@ static void log_start(void)
     r.h.size = sizeof r;
     r.magic = LPROF_MAGIC;
     r.time = lc_now_ns();
-    r.pid = getpid();
-    r.ppid = getppid();
+    r.pid = S.pid;
+    r.ppid = (int32_t)syscall(SYS_getppid);
     r.min_alloc = S.min_alloc;
     r.access_rate = S.access_rate;
-    ssize_t n = readlink("/proc/self/exe", r.exe, sizeof r.exe - 1);
+    ssize_t n = syscall(SYS_readlink, "/proc/self/exe", r.exe, sizeof r.exe - 1);
     if (n > 0)
         r.exe[n] = 0;
+    int mode = -1;
+    if (syscall(SYS_get_mempolicy, &mode, r.policy_nodes, (unsigned long)(sizeof r.policy_nodes * 8), NULL, 0UL) != 0)
+        mode = -1;
+    r.policy_mode = mode;
+    if (syscall(SYS_sched_getaffinity, 0, sizeof r.cpus, r.cpus) < 0)
+        memset(r.cpus, 0, sizeof r.cpus);
     shim_log_locked(&r, sizeof r);
-}
-
-/* ---------- tracked allocations ---------- */
-
-static size_t hash_slot(uintptr_t a) { return (size_t)((a >> 12) * 0x9E3779B97F4A7C15ull >> 48) & (SHIM_HASH - 1); }
-
-static void hash_put(uintptr_t addr, int idx)
-{
-    size_t h = hash_slot(addr);
-    while (S.hkey[h] && S.hkey[h] != SHIM_TOMB)
-        h = (h + 1) & (SHIM_HASH - 1);
-    S.hkey[h] = addr;
-    S.hval[h] = idx;
-}
-
-static size_t hash_find(uintptr_t addr)
-{
-    size_t h = hash_slot(addr);
-    for (size_t n = 0; n < SHIM_HASH && S.hkey[h]; n++, h = (h + 1) & (SHIM_HASH - 1))
-        if (S.hkey[h] == addr)
-            return h;
-    return (size_t)-1;
-}
-
-static void track_add_locked(uintptr_t addr, size_t size, int kind, int prot)
-{
-    if (S.nlive >= SHIM_MAX_LIVE || S.nlive * 2 >= SHIM_HASH) {
-        S.stats.untracked++;
-        return;
-    }
-    int i = S.nlive++;
-    S.live[i] = (shim_region_t){addr, size, (uint16_t)kind, (uint16_t)prot, 0};
-    hash_put(addr, i);
-}
-
-/* Remove the region starting at addr; returns 1 if it was tracked. */
-static int track_remove_locked(uintptr_t addr, shim_region_t *out)
-{
-    size_t h = hash_find(addr);
-    if (h == (size_t)-1)
-        return 0;
-    int i = S.hval[h];
-    *out = S.live[i];
-    S.hkey[h] = SHIM_TOMB;
-    int last = --S.nlive;
-    if (i != last) {
-        S.live[i] = S.live[last];
-        size_t hl = hash_find(S.live[i].addr);
-        if (hl != (size_t)-1)
-            S.hval[hl] = i;
-    }
-    return 1;
 }
 
 int shim_lock(void)
@@ -258,7 +194,7 @@ void shim_place_locked(uintptr_t base, size_t len, uintptr_t alloc)
 {
     uintptr_t pg = S.page;
     uintptr_t first = (base + pg - 1) & ~(pg - 1);
-    if (len < pg || first >= base + len)
+    if (len < pg || first >= base + len || !S.place_addr)
         return;
     size_t npages = (base + len - first) / pg;
     uint32_t stride = (uint32_t)((npages + SHIM_PLACE_PAGES - 1) / SHIM_PLACE_PAGES);
@@ -279,265 +215,26 @@ void shim_place_locked(uintptr_t base, size_t len, uintptr_t alloc)
     shim_log_locked(&rec, rec.r.h.size);
 }
 
-static void record_alloc(void *p, size_t size, int kind, int prot)
-{
-    if (!p || size < S.min_alloc || S.fd < 0 || S.disabled)
-        return;
-    lprof_alloc_t r;
-    r.h.type = LPROF_REC_ALLOC;
-    r.h.size = sizeof r;
-    r.time = lc_now_ns();
-    r.addr = (uintptr_t)p;
-    r.size = size;
-    r.tid = (int32_t)syscall(SYS_gettid);
-    r.kind = (uint16_t)kind;
-    void *fr[LPROF_MAX_FRAMES + 2];
-    int n = S.depth ? backtrace(fr, (int)S.depth + 2) : 0;
-    /* frame 0 is record_alloc, frame 1 our wrapper; keep the program's */
-    int k = 0;
-    for (int i = 2; i < n && k < LPROF_MAX_FRAMES; i++)
-        r.frames[k++] = (uintptr_t)fr[i];
-    r.nframes = (uint16_t)k;
-    r.h.size = (uint32_t)(sizeof r - (LPROF_MAX_FRAMES - k) * sizeof(uint64_t));
-    shim_lock();
-    track_add_locked((uintptr_t)p, size, kind, prot);
-    shim_log_locked(&r, r.h.size);
-    shim_unlock();
-}
+/* ---------- process life: start, fork, exec, exit ---------- */
 
-/* Before the memory goes away: disarm its pages, record where they were. */
-static void record_free(void *p)
+/* The shim's own executable segment. */
+static int self_cb(struct dl_phdr_info *info, size_t sz, void *data)
 {
-    if (!p || S.fd < 0)
-        return;
-    shim_region_t reg;
-    shim_lock();
-    if (track_remove_locked((uintptr_t)p, &reg)) {
-        shim_disarm_range_locked(reg.addr, reg.size);
-        shim_place_locked(reg.addr, reg.size, reg.addr);
-        lprof_free_t f = {{LPROF_REC_FREE, sizeof f}, lc_now_ns(), (uintptr_t)p, (int32_t)syscall(SYS_gettid), 0};
-        shim_log_locked(&f, sizeof f);
-    }
-    shim_unlock();
-}
-
-/* Pick a random tracked page for the access sampler: weighted by size. */
-int shim_pick_page_locked(uint64_t rnd, uintptr_t *page, int *prot)
-{
-    uint64_t total = 0;
-    for (int i = 0; i < S.nlive; i++)
-        if (!S.live[i].noprotect)
-            total += S.live[i].size / S.page;
-    if (!total)
-        return 0;
-    uint64_t t = rnd % total;
-    for (int i = 0; i < S.nlive; i++) {
-        shim_region_t *r = &S.live[i];
-        if (r->noprotect)
-            continue;
-        uint64_t np = r->size / S.page;
-        if (t >= np) {
-            t -= np;
-            continue;
+    (void)sz;
+    uintptr_t me = (uintptr_t)data;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && me >= lo && me < lo + ph->p_memsz) {
+            S.text_lo = lo;
+            S.text_hi = lo + ph->p_memsz;
+            return 1;
         }
-        uintptr_t first = (r->addr + S.page - 1) & ~(uintptr_t)(S.page - 1);
-        uintptr_t last = (r->addr + r->size) & ~(uintptr_t)(S.page - 1); /* exclusive */
-        if (last <= first)
-            return 0;
-        *page = first + ((t % ((last - first) / S.page)) * S.page);
-        *prot = r->prot;
-        return 1;
     }
     return 0;
 }
 
-void shim_mark_noprotect_locked(uintptr_t lo, uintptr_t hi)
-{
-    for (int i = 0; i < S.nlive; i++)
-        if (S.live[i].addr < hi && S.live[i].addr + S.live[i].size > lo)
-            S.live[i].noprotect = 1;
-}
-
-/* ---------- the malloc family ---------- */
-
-#define GUARDED(call_real, record)          \
-    do {                                    \
-        if (shim_guard)                     \
-            return call_real;               \
-        shim_guard = 1;                     \
-        __typeof__(call_real) _r = call_real; \
-        record;                             \
-        shim_guard = 0;                     \
-        return _r;                          \
-    } while (0)
-
-void *malloc(size_t n)
-{
-    if (!real_malloc) {
-        resolve();
-        if (!real_malloc)
-            return boot_alloc(n);
-    }
-    GUARDED(real_malloc(n), record_alloc(_r, n, LPROF_KIND_MALLOC, PROT_READ | PROT_WRITE));
-}
-
-void *calloc(size_t a, size_t b)
-{
-    if (!real_calloc) {
-        resolve();
-        if (!real_calloc)
-            return boot_alloc(a * b); /* static arena: already zero */
-    }
-    GUARDED(real_calloc(a, b), record_alloc(_r, a * b, LPROF_KIND_MALLOC, PROT_READ | PROT_WRITE));
-}
-
-void free(void *p)
-{
-    if (!p || is_boot(p))
-        return;
-    if (!real_free)
-        resolve();
-    /* only large blocks are tracked: small frees skip the lock */
-    if (!shim_guard && S.ready && S.nlive && malloc_usable_size(p) >= S.min_alloc) {
-        shim_guard = 1;
-        record_free(p);
-        shim_guard = 0;
-    }
-    real_free(p);
-}
-
-void *realloc(void *p, size_t n)
-{
-    if (!real_realloc)
-        resolve();
-    if (is_boot(p)) {
-        void *q = malloc(n);
-        if (q)
-            memcpy(q, p, n < 4096 ? n : 4096);
-        return q;
-    }
-    if (shim_guard)
-        return real_realloc(p, n);
-    shim_guard = 1;
-    if (p && S.ready)
-        record_free(p);
-    void *r = real_realloc(p, n);
-    shim_guard = 0;
-    if (r && S.ready) {
-        shim_guard = 1;
-        record_alloc(r, n, LPROF_KIND_MALLOC, PROT_READ | PROT_WRITE);
-        shim_guard = 0;
-    }
-    return r;
-}
-
-int posix_memalign(void **out, size_t al, size_t n)
-{
-    if (!real_posix_memalign)
-        resolve();
-    if (shim_guard)
-        return real_posix_memalign(out, al, n);
-    shim_guard = 1;
-    int rc = real_posix_memalign(out, al, n);
-    if (!rc)
-        record_alloc(*out, n, LPROF_KIND_MALLOC, PROT_READ | PROT_WRITE);
-    shim_guard = 0;
-    return rc;
-}
-
-void *aligned_alloc(size_t al, size_t n)
-{
-    if (!real_aligned_alloc)
-        resolve();
-    GUARDED(real_aligned_alloc(al, n), record_alloc(_r, n, LPROF_KIND_MALLOC, PROT_READ | PROT_WRITE));
-}
-
-void *memalign(size_t al, size_t n)
-{
-    if (!real_memalign)
-        resolve();
-    GUARDED(real_memalign(al, n), record_alloc(_r, n, LPROF_KIND_MALLOC, PROT_READ | PROT_WRITE));
-}
-
-void *valloc(size_t n) { return memalign((size_t)sysconf(_SC_PAGESIZE), n); }
-
-void *mmap(void *a, size_t n, int prot, int flags, int fd, off_t off)
-{
-    if (!real_mmap)
-        resolve();
-    void *r = real_mmap(a, n, prot, flags, fd, off);
-    int anon = (flags & MAP_ANONYMOUS) && !(flags & (MAP_STACK | MAP_GROWSDOWN));
-    if (r != MAP_FAILED && anon && !shim_guard && S.ready && (prot & PROT_READ)) {
-        shim_guard = 1;
-        record_alloc(r, n, LPROF_KIND_MMAP, prot);
-        shim_guard = 0;
-    }
-    return r;
-}
-
-int munmap(void *a, size_t n)
-{
-    if (!real_munmap)
-        resolve();
-    if (!shim_guard && S.ready) {
-        shim_guard = 1;
-        shim_lock();
-        shim_disarm_range_locked((uintptr_t)a, n);
-        shim_unlock();
-        record_free(a);
-        shim_guard = 0;
-    }
-    return real_munmap(a, n);
-}
-
-void *mremap(void *old, size_t oldn, size_t newn, int flags, ...)
-{
-    va_list ap;
-    va_start(ap, flags);
-    void *na = (flags & MREMAP_FIXED) ? va_arg(ap, void *) : NULL;
-    va_end(ap);
-    if (!real_mremap)
-        resolve();
-    if (!shim_guard && S.ready) {
-        shim_guard = 1;
-        record_free(old);
-        shim_guard = 0;
-    }
-    void *r = real_mremap(old, oldn, newn, flags, na);
-    if (r != MAP_FAILED && !shim_guard && S.ready) {
-        shim_guard = 1;
-        record_alloc(r, newn, LPROF_KIND_MMAP, PROT_READ | PROT_WRITE);
-        shim_guard = 0;
-    }
-    return r;
-}
-
-/* The program changing protections itself: our armed pages there are
- * released first, and the region remembers the new protection. */
-int mprotect(void *a, size_t n, int prot)
-{
-    if (!real_mprotect)
-        resolve();
-    if (S.ready && !shim_guard) {
-        shim_lock();
-        shim_disarm_range_locked((uintptr_t)a, n);
-        for (int i = 0; i < S.nlive; i++)
-            if (S.live[i].addr < (uintptr_t)a + n && S.live[i].addr + S.live[i].size > (uintptr_t)a) {
-                S.live[i].prot = (uint16_t)prot;
-                if (!(prot & PROT_READ))
-                    S.live[i].noprotect = 1;
-            }
-        shim_unlock();
-    }
-    return real_mprotect(a, n, prot);
-}
-
-int shim_real_mprotect(void *a, size_t n, int prot) { return (int)syscall(SYS_mprotect, a, n, prot); }
-
-/* ---------- process life: start, fork, exec, exit ---------- */
-
-/* Writable segments of the main program (its globals): placement at exit,
- * and candidates for access sampling. */
+/* Writable segments of the main program (its globals): placement at exit. */
 static int phdr_cb(struct dl_phdr_info *info, size_t sz, void *data)
 {
     (void)sz;
@@ -555,18 +252,11 @@ static int phdr_cb(struct dl_phdr_info *info, size_t sz, void *data)
     return 1;
 }
 
-static void place_live_locked(void)
-{
-    for (int i = 0; i < S.nlive; i++)
-        shim_place_locked(S.live[i].addr, S.live[i].size, S.live[i].addr);
-    for (int i = 0; i < S.nglob; i++)
-        shim_place_locked(S.glob[i].addr, S.glob[i].size, 0);
-}
-
 static void log_stats_locked(void)
 {
     lprof_stats_t st = {{LPROF_REC_STATS, sizeof st}, S.stats.armed, S.stats.samples, S.stats.dropped,
-                        S.stats.io_unprotects, S.stats.untracked, S.stats.chained};
+                        S.stats.io_unprotects, S.stats.untracked, S.stats.chained,
+                        atomic_load(&S.stats.early), S.stats.log_errors};
     shim_log_locked(&st, sizeof st);
 }
 
@@ -574,75 +264,210 @@ static void log_stats_locked(void)
  * record placement of everything still live, flush. */
 static void finish(void)
 {
-    if (!S.ready || S.finished)
+    if (!atomic_load(&S.ready) || atomic_load(&S.finished) || shim_getpid() != S.pid)
         return;
+    int g = shim_guard;
     shim_guard = 1;
     shim_access_stop();
     shim_lock();
-    S.finished = 1;
+    atomic_store(&S.finished, 1);
     shim_disarm_range_locked(0, ~(uintptr_t)0);
     shim_access_flush_locked();
-    place_live_locked();
+    shim_place_live_locked();
     log_stats_locked();
     log_flush_locked();
     shim_unlock();
-    shim_guard = 0;
+    shim_guard = g;
 }
+
+static __thread int t_fork_locked SHIM_TLS;
 
 static void atfork_prepare(void)
 {
+    t_fork_locked = 0;
+    /* fork from a signal handler that interrupted the shim: the lock may be
+     * ours already; the child will not record */
+    if (shim_guard || !atomic_load(&S.ready) || shim_getpid() != S.pid)
+        return;
+    shim_guard = 1;
     shim_lock();
+    t_fork_locked = 1;
+    shim_disarm_range_locked(0, ~(uintptr_t)0); /* the child starts with nothing armed */
     log_flush_locked();
 }
-static void atfork_parent(void) { shim_unlock(); }
+
+static void atfork_parent(void)
+{
+    if (t_fork_locked) {
+        shim_unlock();
+        shim_guard = 0;
+    }
+    t_fork_locked = 0;
+}
+
 static void atfork_child(void)
 {
-    pthread_mutex_init(&S.lock, NULL);
+    pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+    S.lock = fresh;
+    if (!t_fork_locked) {
+        S.pid = -1; /* inconsistent state: this process records nothing */
+        return;
+    }
+    t_fork_locked = 0;
+    shim_guard = 0;
+    S.pid = shim_getpid();
     S.buf_used = 0;
     if (S.fd >= 0)
-        close(S.fd);
+        syscall(SYS_close, S.fd);
     open_log();
     int g = shim_guard;
     shim_guard = 1;
     log_start();
+    log_flush_locked(); /* a child that ends in _exit still has its start */
     shim_guard = g;
+    shim_io_after_fork();
     shim_access_after_fork();
 }
 
-int execve(const char *path, char *const argv[], char *const envp[])
+/* Before an exec: this image's records are complete. A vfork child (it
+ * shares the parent's memory and state) only makes sure the kernel can read
+ * argv/envp: nothing armed, no arming for a while. Returns 1 if the
+ * sampler must resume when the exec fails. */
+static int exec_begin(void)
 {
-    if (!real_execve)
-        resolve();
+    if (!atomic_load(&S.ready))
+        return 0;
+    if (shim_getpid() != S.pid) {
+        shim_pause_arming(500000000ull);
+        shim_disarm_range_locked(0, ~(uintptr_t)0);
+        return 0;
+    }
     finish();
-    int rc = real_execve(path, argv, envp);
-    /* exec failed: this image goes on */
-    S.finished = 0;
-    shim_access_start();
+    return 1;
+}
+
+static void exec_failed(int began)
+{
+    if (!began)
+        return;
+    atomic_store(&S.finished, 0);
+    if (S.nlive) /* it had a sampler thread */
+        shim_access_start();
+}
+
+SHIM_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
+{
+    shim_resolve();
+    int b = exec_begin();
+    int rc = shim_R.execve(path, argv, envp);
+    exec_failed(b);
     return rc;
 }
 
-int execv(const char *path, char *const argv[])
+SHIM_EXPORT int execv(const char *path, char *const argv[])
 {
     extern char **environ;
     return execve(path, argv, environ);
 }
 
-int execvpe(const char *file, char *const argv[], char *const envp[])
+SHIM_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
-    static int (*real)(const char *, char *const[], char *const[]);
-    if (!real)
-        real = dlsym(RTLD_NEXT, "execvpe");
-    finish();
-    int rc = real(file, argv, envp);
-    S.finished = 0;
-    shim_access_start();
+    shim_resolve();
+    int b = exec_begin();
+    int rc = shim_R.execvpe(file, argv, envp);
+    exec_failed(b);
     return rc;
 }
 
-int execvp(const char *file, char *const argv[])
+SHIM_EXPORT int execvp(const char *file, char *const argv[])
 {
     extern char **environ;
     return execvpe(file, argv, environ);
+}
+
+SHIM_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
+{
+    shim_resolve();
+    int b = exec_begin();
+    int rc = shim_R.fexecve(fd, argv, envp);
+    exec_failed(b);
+    return rc;
+}
+
+/* execl*: the argument list on the stack, then the v-variant. */
+#define ARGV_FROM_VA(first, ap, argv, extra)                       \
+    size_t n_ = 1;                                                 \
+    va_start(ap, first);                                           \
+    while (va_arg(ap, char *))                                     \
+        n_++;                                                      \
+    va_end(ap);                                                    \
+    char *argv[n_ + 1];                                            \
+    argv[0] = (char *)(first);                                     \
+    va_start(ap, first);                                           \
+    for (size_t i_ = 1; i_ <= n_; i_++)                            \
+        argv[i_] = va_arg(ap, char *);                             \
+    extra;                                                         \
+    va_end(ap)
+
+SHIM_EXPORT int execl(const char *path, const char *arg, ...)
+{
+    va_list ap;
+    ARGV_FROM_VA(arg, ap, argv, (void)0);
+    return execv(path, argv);
+}
+
+SHIM_EXPORT int execlp(const char *file, const char *arg, ...)
+{
+    va_list ap;
+    ARGV_FROM_VA(arg, ap, argv, (void)0);
+    return execvp(file, argv);
+}
+
+SHIM_EXPORT int execle(const char *path, const char *arg, ...)
+{
+    va_list ap;
+    char **envp;
+    ARGV_FROM_VA(arg, ap, argv, envp = va_arg(ap, char **));
+    return execve(path, argv, envp);
+}
+
+/* A spawned child reads argv/envp (and `system`'s command) from our memory
+ * before its exec: nothing armed meanwhile. */
+static void spawn_begin(void)
+{
+    shim_block_arming(1);
+    shim_disarm_range_locked(0, ~(uintptr_t)0);
+}
+
+static void spawn_end(void) { shim_block_arming(-1); }
+
+SHIM_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
+                            const posix_spawnattr_t *at, char *const argv[], char *const envp[])
+{
+    shim_resolve();
+    spawn_begin();
+    int rc = shim_R.posix_spawn(pid, path, fa, at, argv, envp);
+    spawn_end();
+    return rc;
+}
+
+SHIM_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
+                             const posix_spawnattr_t *at, char *const argv[], char *const envp[])
+{
+    shim_resolve();
+    spawn_begin();
+    int rc = shim_R.posix_spawnp(pid, file, fa, at, argv, envp);
+    spawn_end();
+    return rc;
+}
+
+SHIM_EXPORT int system(const char *cmd)
+{
+    shim_resolve();
+    spawn_begin();
+    int rc = shim_R.system(cmd);
+    spawn_end();
+    return rc;
 }
 
 static void *raw_map(size_t n)
@@ -651,13 +476,15 @@ static void *raw_map(size_t n)
     return p == MAP_FAILED ? NULL : p;
 }
 
+static void shim_init(void);
 __attribute__((constructor)) static void shim_init(void)
 {
-    resolve();
+    shim_resolve();
+    int g = shim_guard;
     shim_guard = 1;
-    pthread_mutex_init(&S.lock, NULL);
+    S.pid = shim_getpid();
     S.page = (size_t)sysconf(_SC_PAGESIZE);
-    S.min_alloc = env_u64("LOCUS_PROF_MIN_ALLOC", 65536);
+    uint64_t min_alloc = env_u64("LOCUS_PROF_MIN_ALLOC", SHIM_DEFAULT_MIN_ALLOC);
     S.access_rate = env_u64("LOCUS_PROF_ACCESS_RATE", 1000);
     S.depth = env_u64("LOCUS_PROF_DEPTH", 8);
     if (S.depth > LPROF_MAX_FRAMES)
@@ -668,21 +495,25 @@ __attribute__((constructor)) static void shim_init(void)
     S.hval = raw_map(SHIM_HASH * sizeof(int));
     S.place_addr = raw_map(SHIM_PLACE_PAGES * sizeof(void *));
     S.place_status = raw_map(SHIM_PLACE_PAGES * sizeof(int));
-    if (!S.buf || !S.live || !S.hkey || !S.hval || !S.place_addr || !S.place_status) {
-        S.fd = -1;
-        shim_guard = 0;
+    if (S.buf && S.live && S.hkey && S.hval && S.place_addr && S.place_status)
+        open_log();
+    if (S.fd < 0) { /* nothing to record into: stay a pass-through */
+        shim_guard = g;
         return;
     }
-    open_log();
     void *warm[4];
     backtrace(warm, 4); /* loads the unwinder now, not inside a malloc */
     dl_iterate_phdr(phdr_cb, NULL);
+    dl_iterate_phdr(self_cb, (void *)(uintptr_t)&shim_init);
+    S.min_alloc = min_alloc;
+    shim_lock();
     log_start();
     log_flush_locked();
+    shim_unlock();
     pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
-    S.ready = 1;
+    atomic_store_explicit(&S.ready, 1, memory_order_release);
     shim_access_init();
-    shim_guard = 0;
+    shim_guard = g;
 }
 
 __attribute__((destructor)) static void shim_fini(void) { finish(); }

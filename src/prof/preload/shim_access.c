@@ -8,10 +8,13 @@
  * Armed pages live in a fixed slot array changed only with atomics, so the
  * handler takes no lock. A page is pushed to a "recently released" ring
  * before its slot is cleared: a second thread faulting on the same page in
- * between sees it there and simply retries. */
+ * between sees it there and simply retries.
+ *
+ * The same handler (SIGSEGV and SIGBUS) writes a CRASH record when a fault
+ * is not ours and the program has no handler of its own, so the report can
+ * say where the program died. */
 #include "shim.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -20,6 +23,7 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <sys/uio.h>
+#include <linux/futex.h>
 #include <ucontext.h>
 #include <unistd.h>
 
@@ -39,13 +43,28 @@ static acc_slot_t *acc_ring;
 static _Atomic uint64_t acc_head;
 static uint64_t acc_flushed;
 
-static struct sigaction app_act; /* the program's own SIGSEGV disposition */
-static int handler_on;
-static int (*real_sigaction)(int, const struct sigaction *, struct sigaction *);
+/* the program's own dispositions of the signals we handle */
+static struct sigaction app_act[2];
+static _Atomic int handler_on[2];
+static int sig_index(int sig) { return sig == SIGSEGV ? 0 : sig == SIGBUS ? 1 : -1; }
 
 static pthread_t armer;
 static _Atomic int armer_run;
-static int armer_started;
+static _Atomic int armer_started;
+static _Atomic uint64_t pause_until; /* no arming before (a vfork child execs) */
+static _Atomic int spawns;           /* spawns in flight: no arming */
+static _Atomic int sampling;         /* our handler is in place and the ring exists */
+
+void shim_pause_arming(uint64_t ns)
+{
+    uint64_t t = lc_now_ns() + ns, cur = atomic_load(&pause_until);
+    while (cur < t && !atomic_compare_exchange_weak(&pause_until, &cur, t))
+        ;
+}
+
+void shim_block_arming(int delta) { atomic_fetch_add(&spawns, delta); }
+
+static int arming_paused(void) { return atomic_load(&spawns) > 0 || lc_now_ns() < atomic_load(&pause_until); }
 
 static void push_recent(uintptr_t page)
 {
@@ -76,13 +95,15 @@ static void record_access(uintptr_t addr, uintptr_t page, const ucontext_t *uc)
     unsigned cpu = 0, node = 0;
     syscall(SYS_getcpu, &cpu, &node, NULL);
     void *pg = (void *)page;
-    int status = -1;
+    int status = -1, first = 0;
     if (syscall(SYS_move_pages, 0, 1ul, &pg, NULL, &status, 0) < 0)
         status = -1;
+    else
+        first = status == -ENOENT; /* not there yet: this access places it */
     s->r = (lprof_access_t){{LPROF_REC_ACCESS, sizeof(lprof_access_t)}, lc_now_ns(), addr,
                             (uint64_t)uc->uc_mcontext.gregs[REG_RIP], (int32_t)syscall(SYS_gettid),
                             (int32_t)cpu, status < 0 ? -1 : status,
-                            (uc->uc_mcontext.gregs[REG_ERR] & 2) ? 1 : 0,
+                            ((uc->uc_mcontext.gregs[REG_ERR] & 2) ? 1 : 0) | (first ? 2 : 0),
                             *(const uint64_t *)uc->uc_mcontext.gregs[REG_RSP]};
     atomic_store_explicit(&s->seq, h + 1, memory_order_release);
     __atomic_fetch_add(&S.stats.samples, 1, __ATOMIC_RELAXED);
@@ -129,39 +150,82 @@ static int retry_ok(uintptr_t addr)
     return ++retry_count < 1000 && readable_now(addr);
 }
 
+/* The program's own handler runs as it would have (its mask, its flags);
+ * with the default action we write where it died and let the kernel
+ * deliver the signal again. */
+static void crash_record(int sig, siginfo_t *si, const ucontext_t *uc)
+{
+    lprof_crash_t c = {{LPROF_REC_CRASH, sizeof c}, lc_now_ns(), (uint64_t)(uintptr_t)si->si_addr,
+                       (uint64_t)uc->uc_mcontext.gregs[REG_RIP], 0, (int32_t)syscall(SYS_gettid), sig,
+                       si->si_code, 0};
+    uint64_t sp = (uint64_t)uc->uc_mcontext.gregs[REG_RSP];
+    char w;
+    struct iovec l = {&w, 1}, r = {(void *)(uintptr_t)sp, 1};
+    if (sp && syscall(SYS_process_vm_readv, (long)getpid(), &l, 1ul, &r, 1ul, 0ul) == 1)
+        c.ret = *(const uint64_t *)(uintptr_t)sp;
+    shim_log_direct(&c, sizeof c);
+}
+
 static void chain(int sig, siginfo_t *si, void *uc)
 {
+    int k = sig_index(sig);
+    struct sigaction *app = &app_act[k];
     __atomic_fetch_add(&S.stats.chained, 1, __ATOMIC_RELAXED);
-    if ((app_act.sa_flags & SA_SIGINFO) && app_act.sa_sigaction) {
-        app_act.sa_sigaction(sig, si, uc);
+    void (*h)(int) = app->sa_handler;
+    if (h != SIG_DFL && h != SIG_IGN) {
+        sigset_t old;
+        pthread_sigmask(SIG_BLOCK, &app->sa_mask, &old);
+        int info = (app->sa_flags & SA_SIGINFO) != 0;
+        void (*ha)(int, siginfo_t *, void *) = app->sa_sigaction;
+        if (app->sa_flags & SA_RESETHAND) {
+            memset(app, 0, sizeof *app);
+            app->sa_handler = SIG_DFL;
+        }
+        if (info)
+            ha(sig, si, uc);
+        else
+            h(sig);
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
         return;
     }
-    if (app_act.sa_handler != SIG_DFL && app_act.sa_handler != SIG_IGN) {
-        app_act.sa_handler(sig);
-        return;
-    }
-    /* default action: uninstall ourselves; the faulting instruction runs
-     * again and the kernel delivers the real SIGSEGV. */
+    if (h == SIG_IGN && si->si_code <= 0)
+        return; /* sent by kill/raise and ignored by the program */
+    /* a real fault with SIG_IGN kills the process as the default does */
+    /* default action: record, uninstall ourselves; the faulting instruction
+     * runs again and the kernel delivers the real signal (a sent one is
+     * raised again). */
+    if (atomic_load(&S.ready))
+        crash_record(sig, si, uc);
     struct sigaction dfl;
     memset(&dfl, 0, sizeof dfl);
     dfl.sa_handler = SIG_DFL;
-    real_sigaction(sig, &dfl, NULL);
+    atomic_store(&handler_on[k], 0);
+    if (k == 0)
+        atomic_store(&sampling, 0);
+    shim_R.sigaction(sig, &dfl, NULL);
+    if (si->si_code <= 0) /* sent by kill/raise: nothing re-executes */
+        raise(sig);
 }
 
 static void on_segv(int sig, siginfo_t *si, void *uc)
 {
     int saved = errno;
-    if (si->si_code == SEGV_ACCERR && claim((uintptr_t)si->si_addr, uc)) {
+    if (sig != SIGSEGV) {
+        chain(sig, si, uc);
+        errno = saved;
+        return;
+    }
+    if (si->si_code == SEGV_ACCERR && acc_ring && claim((uintptr_t)si->si_addr, uc)) {
         retry_page = 0;
         errno = saved;
         return;
     }
-    if (si->si_code == SEGV_ACCERR && retry_ok((uintptr_t)si->si_addr)) {
+    if (si->si_code == SEGV_ACCERR && acc_ring && retry_ok((uintptr_t)si->si_addr)) {
         errno = saved;
         return;
     }
-    errno = saved;
     chain(sig, si, uc);
+    errno = saved;
 }
 
 void shim_disarm_range_locked(uintptr_t lo, size_t len)
@@ -198,9 +262,6 @@ void shim_access_flush_locked(void)
     }
 }
 
-/* I/O ranges in flight (shim_io.c) must not be armed. */
-extern int shim_io_overlaps_locked(uintptr_t lo, uintptr_t hi);
-
 static void arm_some_locked(uint64_t *rnd, int quota)
 {
     for (int i = 0; i < SHIM_SLOTS && quota > 0; i++) {
@@ -212,7 +273,7 @@ static void arm_some_locked(uint64_t *rnd, int quota)
         uintptr_t page;
         int prot;
         quota--;
-        if (!shim_pick_page_locked(*rnd, &page, &prot) || shim_io_overlaps_locked(page, page + S.page))
+        if (arming_paused() || !shim_pick_page_locked(*rnd, &page, &prot) || shim_io_overlaps_locked(page, page + S.page))
             continue;
         int dup = 0;
         for (int j = 0; j < SHIM_SLOTS; j++)
@@ -229,6 +290,16 @@ static void arm_some_locked(uint64_t *rnd, int quota)
     }
 }
 
+static void on_segv(int sig, siginfo_t *si, void *uc);
+
+static int handler_still_ours(void)
+{
+    struct sigaction cur;
+    if (shim_R.sigaction(SIGSEGV, NULL, &cur) != 0)
+        return 0;
+    return (cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == on_segv;
+}
+
 static void *armer_main(void *arg)
 {
     (void)arg;
@@ -243,11 +314,21 @@ static void *armer_main(void *arg)
         quota = 1;
     unsigned ticks = 0;
     while (atomic_load(&armer_run)) {
+        /* a tick, cut short by shim_access_stop (a process that exits or
+         * execs must not wait for the tick) */
         struct timespec ts = {0, (long)tick_ns};
-        nanosleep(&ts, NULL);
+        syscall(SYS_futex, &armer_run, FUTEX_WAIT_PRIVATE, 1, &ts, NULL, 0);
+        if (!atomic_load(&armer_run))
+            break;
         shim_lock();
         shim_access_flush_locked();
-        if (!S.finished && S.access_rate)
+        if (atomic_load(&sampling) && !handler_still_ours()) {
+            /* the program replaced our handler without sigaction():
+             * an armed page must never reach its handler */
+            atomic_store(&sampling, 0);
+            shim_disarm_range_locked(0, ~(uintptr_t)0);
+        }
+        if (!atomic_load(&S.finished) && atomic_load(&sampling) && !arming_paused())
             arm_some_locked(&rnd, quota);
         if (++ticks % 10 == 0)
             shim_flush_locked();
@@ -258,75 +339,93 @@ static void *armer_main(void *arg)
 
 void shim_access_start(void)
 {
-    if (armer_started || S.fd < 0)
+    int expect = 0;
+    if (S.fd < 0 || !atomic_compare_exchange_strong(&armer_started, &expect, 1))
         return;
     atomic_store(&armer_run, 1);
     pthread_attr_t a;
     pthread_attr_init(&a);
     pthread_attr_setstacksize(&a, 64 * 1024);
-    if (pthread_create(&armer, &a, armer_main, NULL) == 0) {
-        armer_started = 1;
+    int g = shim_guard;
+    shim_guard = 1;
+    if (pthread_create(&armer, &a, armer_main, NULL) == 0)
         pthread_setname_np(armer, "locus-prof");
-    }
+    else
+        atomic_store(&armer_started, 0);
+    shim_guard = g;
     pthread_attr_destroy(&a);
 }
 
 void shim_access_stop(void)
 {
-    if (!armer_started)
+    if (!atomic_load(&armer_started))
         return;
     atomic_store(&armer_run, 0);
+    syscall(SYS_futex, &armer_run, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
     pthread_join(armer, NULL);
-    armer_started = 0;
+    atomic_store(&armer_started, 0);
 }
 
+/* A forked child has no sampler thread: it starts with the child's next
+ * recorded allocation (a child that only execs never creates a thread). */
 void shim_access_after_fork(void)
 {
-    armer_started = 0;
+    atomic_store(&armer_started, 0);
+    atomic_store(&spawns, 0);
+    atomic_store(&pause_until, 0);
+    for (int i = 0; i < SHIM_SLOTS; i++)
+        atomic_store(&slot_page[i], 0);
     acc_flushed = atomic_load(&acc_head); /* the parent flushes its own */
-    shim_access_start();
+}
+
+static void install(int sig)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_segv;
+    sa.sa_flags = SA_SIGINFO | SA_NODEFER | SA_ONSTACK | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    int k = sig_index(sig);
+    if (shim_R.sigaction && shim_R.sigaction(sig, &sa, &app_act[k]) == 0)
+        atomic_store(&handler_on[k], 1);
 }
 
 void shim_access_init(void)
 {
-    real_sigaction = dlsym(RTLD_NEXT, "sigaction");
     if (S.access_rate) {
         acc_ring = (acc_slot_t *)syscall(SYS_mmap, NULL, SHIM_ACC_RING * sizeof(acc_slot_t),
                                          PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (acc_ring == MAP_FAILED)
             acc_ring = NULL;
     }
-    if (acc_ring && real_sigaction) {
-        struct sigaction sa;
-        memset(&sa, 0, sizeof sa);
-        sa.sa_sigaction = on_segv;
-        sa.sa_flags = SA_SIGINFO | SA_NODEFER | SA_ONSTACK | SA_RESTART;
-        sigemptyset(&sa.sa_mask);
-        if (real_sigaction(SIGSEGV, &sa, &app_act) == 0)
-            handler_on = 1;
-    }
-    if (!handler_on)
+    install(SIGSEGV);
+    install(SIGBUS);
+    if (!atomic_load(&handler_on[0]) || !acc_ring)
         S.access_rate = 0;
-    /* the thread also flushes the log periodically, sampler or not */
-    shim_access_start();
+    else
+        atomic_store(&sampling, 1);
+    /* The thread (arming, and flushing the log every 100 ms) starts with
+     * the first tracked allocation: a process that has none (sh, echo, the
+     * many short children of make or xargs) never pays for a thread. */
 }
 
-/* ---------- the program's own SIGSEGV handlers are chained, not replaced ---------- */
+/* ---------- the program's own SIGSEGV/SIGBUS handlers are chained, not replaced ---------- */
 
-int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+SHIM_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
-    if (!real_sigaction)
-        real_sigaction = dlsym(RTLD_NEXT, "sigaction");
-    if (sig != SIGSEGV || !handler_on)
-        return real_sigaction(sig, act, old);
-    if (old)
-        *old = app_act;
+    shim_resolve();
+    int k = sig_index(sig);
+    if (k < 0 || !atomic_load(&handler_on[k]))
+        return shim_R.sigaction(sig, act, old);
+    struct sigaction prev = app_act[k];
     if (act)
-        app_act = *act;
+        app_act[k] = *act;
+    if (old)
+        *old = prev;
     return 0;
 }
 
-sighandler_t signal(int sig, sighandler_t h)
+SHIM_EXPORT sighandler_t signal(int sig, sighandler_t h)
 {
     struct sigaction sa, old;
     memset(&sa, 0, sizeof sa);
@@ -339,30 +438,29 @@ sighandler_t signal(int sig, sighandler_t h)
 }
 
 /* Memory used as a stack must never be protected. */
-int pthread_attr_setstack(pthread_attr_t *a, void *stack, size_t size)
+static void never_protect(void *lo, size_t n)
 {
-    static int (*real)(pthread_attr_t *, void *, size_t);
-    if (!real)
-        real = dlsym(RTLD_NEXT, "pthread_attr_setstack");
-    if (S.ready) {
-        shim_lock();
-        shim_mark_noprotect_locked((uintptr_t)stack, (uintptr_t)stack + size);
-        shim_disarm_range_locked((uintptr_t)stack, size);
-        shim_unlock();
-    }
-    return real(a, stack, size);
+    if (shim_guard || !shim_recording())
+        return;
+    shim_guard = 1;
+    shim_lock();
+    shim_mark_noprotect_locked((uintptr_t)lo, (uintptr_t)lo + n);
+    shim_disarm_range_locked((uintptr_t)lo, n);
+    shim_unlock();
+    shim_guard = 0;
 }
 
-int sigaltstack(const stack_t *ss, stack_t *old)
+SHIM_EXPORT int pthread_attr_setstack(pthread_attr_t *a, void *stack, size_t size)
 {
-    static int (*real)(const stack_t *, stack_t *);
-    if (!real)
-        real = dlsym(RTLD_NEXT, "sigaltstack");
-    if (ss && S.ready && !(ss->ss_flags & SS_DISABLE)) {
-        shim_lock();
-        shim_mark_noprotect_locked((uintptr_t)ss->ss_sp, (uintptr_t)ss->ss_sp + ss->ss_size);
-        shim_disarm_range_locked((uintptr_t)ss->ss_sp, ss->ss_size);
-        shim_unlock();
-    }
-    return real(ss, old);
+    shim_resolve();
+    never_protect(stack, size);
+    return shim_R.pthread_attr_setstack(a, stack, size);
+}
+
+SHIM_EXPORT int sigaltstack(const stack_t *ss, stack_t *old)
+{
+    shim_resolve();
+    if (ss && !(ss->ss_flags & SS_DISABLE))
+        never_protect(ss->ss_sp, ss->ss_size);
+    return shim_R.sigaltstack(ss, old);
 }

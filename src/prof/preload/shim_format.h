@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #define LPROF_MAX_FRAMES 16
-#define LPROF_MAGIC 0x4c50524f46303031ull /* "LPROF001" */
+#define LPROF_MAGIC 0x4c50524f46303032ull /* "LPROF002" */
 
 enum {
     LPROF_REC_START  = 1, /* a process image started (constructor) */
@@ -17,6 +17,7 @@ enum {
     LPROF_REC_PAGES  = 4, /* page -> node of (a stride sample of) a range */
     LPROF_REC_ACCESS = 5, /* one protection-fault access sample */
     LPROF_REC_STATS  = 6, /* counters at exit/exec */
+    LPROF_REC_CRASH  = 7, /* the program faulted with no handler of its own */
 };
 
 enum { LPROF_KIND_MALLOC = 0, LPROF_KIND_MMAP = 1, LPROF_KIND_GLOBAL = 2 };
@@ -29,6 +30,12 @@ typedef struct {
     int32_t pid, ppid;
     uint64_t min_alloc, access_rate;
     char exe[256];
+    /* the memory policy the process started with (get_mempolicy: MPOL_*,
+     * -1 unknown) and its cpu affinity: a binding set from outside
+     * (numactl, the launcher) shows here */
+    int32_t policy_mode, pad;
+    uint64_t policy_nodes[4]; /* bit per node */
+    uint64_t cpus[16];        /* bit per cpu */
 } lprof_start_t;
 
 typedef struct {
@@ -56,13 +63,22 @@ typedef struct {
 typedef struct {
     lprof_hdr_t h;
     uint64_t time, addr, ip;
-    int32_t tid, cpu, node, write; /* node of the page (-1 unknown); write unknown = -1 */
+    int32_t tid, cpu, node, write; /* node of the page (-1 unknown); write: bit 0 a write (-1 unknown),
+                                    * bit 1 the page was not there yet: the access was its first touch */
     uint64_t ret;                  /* the word at the stack pointer: the return address in a leaf function */
 } lprof_access_t;
 
 typedef struct {
     lprof_hdr_t h;
     uint64_t armed, samples, dropped, io_unprotects, untracked, chained;
+    uint64_t early;      /* large allocations made before the shim started (not recorded) */
+    uint64_t log_errors; /* log writes that failed */
 } lprof_stats_t;
+
+typedef struct {
+    lprof_hdr_t h;
+    uint64_t time, addr, ip, ret; /* ret: the word at the stack pointer */
+    int32_t tid, sig, code, pad;
+} lprof_crash_t;
 
 #endif

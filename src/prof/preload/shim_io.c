@@ -54,34 +54,50 @@ static void add_range_locked(uintptr_t lo, size_t len)
     }
 }
 
-static int io_active(void) { return S.ready && S.access_rate && !S.finished; }
+static int io_active(void) { return S.access_rate && shim_recording(); }
+
+/* The child of a fork has none of the other threads' calls in flight. */
+void shim_io_after_fork(void)
+{
+    for (int i = 0; i < IO_RANGES; i++)
+        io_range[i].hi = 0;
+    io_block = 0;
+    my_n = 0;
+    my_block = 0;
+}
 
 void shim_io_begin(const void *buf, size_t len)
 {
-    if (!io_active() || !buf)
+    if (!buf || !len || shim_guard || !io_active())
         return;
+    shim_guard = 1; /* a signal handler's write() must not wait for this lock */
     shim_lock();
     S.stats.io_unprotects++;
     add_range_locked((uintptr_t)buf, len);
     shim_unlock();
+    shim_guard = 0;
 }
 
 void shim_io_begin_iov(const void *iovp, int n)
 {
     const struct iovec *iov = iovp;
-    if (!io_active() || !iov || n <= 0)
+    if (!iov || n <= 0 || shim_guard || !io_active())
         return;
+    shim_guard = 1;
     shim_lock();
     S.stats.io_unprotects++;
     for (int i = 0; i < n; i++)
         add_range_locked((uintptr_t)iov[i].iov_base, iov[i].iov_len);
     shim_unlock();
+    shim_guard = 0;
 }
 
 void shim_io_end(void)
 {
     if (!my_n && !my_block)
         return;
+    int g = shim_guard;
+    shim_guard = 1;
     shim_lock();
     for (int i = 0; i < my_n; i++)
         io_range[my_slot[i]].hi = 0;
@@ -90,6 +106,7 @@ void shim_io_end(void)
     my_n = 0;
     my_block = 0;
     shim_unlock();
+    shim_guard = g;
 }
 
 #define REAL(name) static __typeof__(name) *real_##name
@@ -109,10 +126,10 @@ void shim_io_resolve(void)
 }
 
 #define WRAP_BUF(ret, name, params, buf, len, args) \
-    ret name params                                  \
+    SHIM_EXPORT ret name params                      \
     {                                                \
         if (!real_##name)                            \
-            shim_io_resolve();                       \
+            shim_resolve();                          \
         shim_io_begin(buf, len);                     \
         ret r = real_##name args;                    \
         shim_io_end();                               \
@@ -135,10 +152,10 @@ WRAP_BUF(size_t, fread, (void *b, size_t sz, size_t n, FILE *f), b, sz * n, (b, 
 WRAP_BUF(size_t, fwrite, (const void *b, size_t sz, size_t n, FILE *f), b, sz * n, (b, sz, n, f))
 
 #define WRAP_IOV(ret, name, params, iov, cnt, args) \
-    ret name params                                  \
+    SHIM_EXPORT ret name params                      \
     {                                                \
         if (!real_##name)                            \
-            shim_io_resolve();                       \
+            shim_resolve();                          \
         shim_io_begin_iov(iov, cnt);                 \
         ret r = real_##name args;                    \
         shim_io_end();                               \
