@@ -239,6 +239,12 @@ def draw(records: Sequence[Dict[str, Any]], out: str, names: Sequence[str] | Non
 
 # ---------- command line ----------
 
+def _importable(module: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec(module) is not None
+
+
 def main(argv: Optional[List[str]] = None, prog: str = "locus plot") -> int:
     ap = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -252,6 +258,12 @@ def main(argv: Optional[List[str]] = None, prog: str = "locus plot") -> int:
     ap.add_argument("--dpi", type=int, default=90, help="PNG resolution (default 90)")
     ap.add_argument("--check", action="store_true", help="validate the records and print what they hold")
     a = ap.parse_args(argv)
+    missing = [m for m in (("jsonschema",) if a.check else ("jsonschema", "matplotlib")) if not _importable(m)]
+    if missing:
+        print(f"{prog}: {' and '.join(missing)} not installed for {sys.executable}: run scripts/deps.sh "
+              "(the project's .venv), or pip install matplotlib jsonschema, or set LOCUS_PYTHON to a "
+              "Python that has them", file=sys.stderr)
+        return 1
     try:
         records = [load(f) for f in a.files]
         if a.check:
@@ -262,13 +274,6 @@ def main(argv: Optional[List[str]] = None, prog: str = "locus plot") -> int:
             return 0
         if not a.output:
             raise PlotError("-o FILE.png|FILE.svg is required (or --check)")
-        try:
-            import matplotlib  # noqa: F401
-        except ImportError:
-            print(f"{prog}: matplotlib is not installed for {sys.executable}: run scripts/deps.sh "
-                  "(the project's .venv), or pip install matplotlib, or set LOCUS_PYTHON to a "
-                  "Python that has it", file=sys.stderr)
-            return 1
         drawn = draw(records, a.output, a.files, a.metric, a.series, a.title, a.dpi)
     except (RecordError, PlotError) as e:
         print(f"{prog}: {e}", file=sys.stderr)
