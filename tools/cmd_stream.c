@@ -158,8 +158,10 @@ static int run_variant(const variant_t *v, const locus_heap_attr_t *base_attr, c
     pthread_barrier_wait(&j.bar); /* init done */
     double *gbps = calloc((size_t)reps, sizeof *gbps);
     for (int r = 0; r < reps; r++) {
-        pthread_barrier_wait(&j.bar);
+        /* t0 before the start barrier: taken after it, a main thread descheduled
+         * there (more threads than cpus) started the clock after the work */
         double t0 = lc_now_s();
+        pthread_barrier_wait(&j.bar);
         pthread_barrier_wait(&j.bar);
         gbps[r] = 3.0 * (double)j.n * sizeof(double) / (lc_now_s() - t0) / 1e9;
         progress_update(pr, step0 + (uint64_t)r + 1);
