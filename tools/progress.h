@@ -13,6 +13,7 @@ typedef struct {
     char what[64];
     uint64_t total;
     bool bytes;         /* done/total are bytes: shown as sizes */
+    bool ms;            /* done/total are milliseconds (a ticker): elapsed and ETA only */
     double start, last; /* lc_now_s() of begin and of the last redraw */
     bool shown;         /* a line is on the terminal */
 } progress_t;
@@ -31,5 +32,11 @@ void progress_end(progress_t *p);
 /* An adapter for callbacks of the form fn(arg, done, total), such as
  * locus_heap_attr_t.progress: arg is a progress_t. */
 void progress_callback(void *arg, uint64_t done, uint64_t total);
+
+/* Work that reports nothing while it runs (a library call): a thread redraws
+ * "what: N s" (with an ETA when expect_s > 0) until progress_ticker_stop. */
+typedef struct progress_ticker progress_ticker_t;
+progress_ticker_t *progress_ticker_start(const char *what, double expect_s);
+void progress_ticker_stop(progress_ticker_t *t);
 
 #endif

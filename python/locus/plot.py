@@ -141,10 +141,10 @@ def _colors(panel: Dict[str, Any]):
 
 def _draw_lines(ax, panel, tags):
     colors = _colors(panel)
-    xs_all = [x for s in panel["series"].values() for x, _ in s["points"]]
-    log_x = panel["x_unit"] == "bytes" and xs_all and min(xs_all) > 0 and max(xs_all) / min(xs_all) > 16
+    xs_all = [x for s in panel["series"].values() for x, _ in s["points"] if x > 0]
+    log_x = panel["x_unit"] == "bytes" and xs_all and max(xs_all) / min(xs_all) > 2
     for label, s in panel["series"].items():
-        pts = sorted(s["points"])
+        pts = sorted(p for p in s["points"] if p[0] > 0 or not log_x)  # 0 B has no place on a log axis
         if not pts:
             continue
         t = tags.index(s["tag"])
