@@ -145,3 +145,18 @@ def test_progress_on_a_terminal_only():
     assert rc == 0 and err == b"", err
     p = subprocess.run(args, capture_output=True, text=True)  # not a terminal
     assert p.returncode == 0 and p.stderr == ""
+
+
+def test_tune_json_validates(tmp_path):
+    """locus tune --json --dry-run (its self-test cache goes to a temporary XDG_CACHE_HOME)."""
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path))
+    p = subprocess.run([locus_bin(), "tune", "--reps", "1", "--dry-run", "--json"], capture_output=True,
+                       text=True, env=env, timeout=300)
+    assert p.returncode == 0 and p.stderr == "", p.stderr
+    rec = json.loads(p.stdout)
+    bench.validate(rec, "tune")
+    assert rec["params"]["dry_run"] is True
+    assert {r["series"] for r in rec["peers"]} == {"glibc memcpy"}
+    assert "locus_copy tuned" in {r["series"] for r in rec["rows"]}
+    assert rec["summary"]["heap_fault_order"] in ("first", "last") or not any(
+        r["metric"].startswith("fault-in") for r in rec["rows"])
