@@ -609,7 +609,10 @@ int locus_bench_copy(int argc, char **argv)
     if (o.default_sizes) /* the selector's own switch points join the sweep */
         for (int i = 0; i < 2; i++) {
             size_t t = i ? p.nt_min : p.nt_min - 64;
-            if (t < 64 || t > o.max_size || o.nsizes == MAX_SIZES)
+            bool have = false;
+            for (int z = 0; z < o.nsizes; z++)
+                have |= o.sizes[z] == t;
+            if (have || t < 64 || t > o.max_size || o.nsizes == MAX_SIZES)
                 continue;
             int z = o.nsizes++;
             for (; z > 0 && o.sizes[z - 1] > t; z--)

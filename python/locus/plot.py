@@ -159,7 +159,7 @@ def _draw_lines(ax, panel, tags):
         ax.set_xscale("log", base=2)
         lo, hi = min(xs_all), max(xs_all)
         e0, e1 = int(lo).bit_length() - 1, int(hi - 1).bit_length()
-        step = max(1, (e1 - e0 + 9) // 10) * (2 if (e1 - e0) > 20 else 1)
+        step = max(1, -(-(e1 - e0) // 11))  # at most 12 ticks
         step = step + step % 2 if step > 1 else 1  # even exponents: 1K, 4K, 16K, ...
         ax.xaxis.set_major_locator(FixedLocator([2.0 ** e for e in range(e0 - e0 % step, e1 + 1, step)]))
         ax.xaxis.set_minor_locator(NullLocator())
@@ -185,6 +185,9 @@ def _draw_bars(ax, panel, tags):
                color=colors[s["name"]], alpha=0.85 if t == 0 else 0.55,
                hatch="//" if s["peer"] else (None if t == 0 else ".."),
                edgecolor="black" if s["highlight"] else "white", linewidth=0.6)
+    ys = [y for s in panel["series"].values() for _, y in s["points"] if y > 0]
+    if ys and max(ys) / min(ys) > 50:  # 15 ns hits beside 4 us misses: both readable
+        ax.set_yscale("log")
     ax.set_xticks(range(len(cats)))
     ax.set_xticklabels(cats, rotation=30 if max(len(str(c)) for c in cats) > 7 else 0,
                        ha="right" if max(len(str(c)) for c in cats) > 7 else "center")
@@ -217,7 +220,8 @@ def draw(records: Sequence[Dict[str, Any]], out: str, names: Sequence[str] | Non
     tags = list(OrderedDict((s["tag"], 1) for p in ps for s in p["series"].values()))
     ncols = 1 if len(ps) == 1 else 2
     nrows = (len(ps) + ncols - 1) // ncols
-    fig, axes = plt.subplots(nrows, ncols, figsize=(6.4 * ncols, 3.9 * nrows), squeeze=False)
+    wide = any(len(p["series"]) > 8 for p in ps)
+    fig, axes = plt.subplots(nrows, ncols, figsize=((8.2 if wide else 6.4) * ncols, 3.9 * nrows), squeeze=False)
     for ax, p in zip(axes.flat, ps):
         (_draw_bars if p["categorical"] else _draw_lines)(ax, p, tags)
         ax.set_title(p["metric"] if len({q["benchmark"] for q in ps}) == 1 else f"{p['benchmark']}: {p['metric']}",
@@ -225,8 +229,10 @@ def draw(records: Sequence[Dict[str, Any]], out: str, names: Sequence[str] | Non
         ax.set_xlabel(_axis_label(p["x_unit"]))
         ax.set_ylabel(f"{p['metric']} ({p['y_unit']})" if len(p["metric"]) < 24 else p["y_unit"])
         ax.grid(True, which="major", alpha=0.3)
-        ncol = 2 if len(p["series"]) > 8 else 1
-        ax.legend(fontsize=7 if len(p["series"]) > 6 else 8, ncol=ncol, framealpha=0.85)
+        if len(p["series"]) > 8:  # beside the panel: inside it would hide the curves
+            ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), framealpha=0.85)
+        else:
+            ax.legend(fontsize=8 if len(p["series"]) <= 6 else 7, framealpha=0.85)
     for ax in list(axes.flat)[len(ps):]:
         ax.set_visible(False)
     fig.suptitle(title or _title(records), fontsize=11)
