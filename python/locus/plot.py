@@ -164,10 +164,9 @@ def _draw_lines(ax, panel, tags):
         ax.xaxis.set_major_locator(FixedLocator([2.0 ** e for e in range(e0 - e0 % step, e1 + 1, step)]))
         ax.xaxis.set_minor_locator(NullLocator())
         ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: _size_text(v)))
-        if panel["y_unit"] in TIME_UNITS:
-            ax.set_yscale("log")
-    elif panel["y_unit"] in TIME_UNITS and xs_all and min(xs_all) > 0:
-        ax.set_yscale("log")
+    ys = [y for s in panel["series"].values() for _, y in s["points"] if y > 0]
+    if (log_x and panel["y_unit"] in TIME_UNITS) or (ys and max(ys) / min(ys) > 30):
+        ax.set_yscale("log")  # latency against size: log-log; L1 and DRAM bandwidth on one axis
 
 
 def _draw_bars(ax, panel, tags):
