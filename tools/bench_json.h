@@ -12,7 +12,17 @@
  * Everything is buffered: calls may come in any order and nothing is written
  * before bench_json_end, so a tool adopts it by adding one call per figure
  * next to its printf. Host (CPU model, vendor, kernel, cpus, NUMA nodes), date,
- * the command line (/proc/self/cmdline) and the locus version are filled in. */
+ * the command line (/proc/self/cmdline) and the locus version are filled in.
+ *
+ * Adopting it in a tool: bench_json_begin at the start when --json was given,
+ * one bench_json_row / bench_json_peer_row next to each figure printed, the
+ * text suppressed, bench_json_end(j, stdout) at the end; then add the tool to
+ * tests/py/conftest.py (records) so its output is validated.
+ * TODO(shm): tools/cmd_bench_shm.c (pingpong, bw, msgrate) still prints its
+ * own list of {size, lat_us, mbps, msgps}, which research/peers/peers_table.py
+ * parses: convert both together (series "locus", metric "latency" in us or
+ * "bandwidth" in GB/s or "message rate" in M/s against x = size in bytes).
+ * TODO(rma, shmem): their benchmarks write this record from the start. */
 #ifndef LOCUS_TOOLS_BENCH_JSON_H
 #define LOCUS_TOOLS_BENCH_JSON_H
 
