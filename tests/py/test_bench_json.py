@@ -135,11 +135,11 @@ def _run_on_tty(args, timeout=120):
 
 
 def test_progress_on_a_terminal_only():
-    args = [locus_bin(), "stream", "--size", "128M", "--reps", "100", "--policy", "local"]
+    args = [locus_bin(), "stream", "--size", "128M", "--reps", "400", "--policy", "local"]
     rc, err = _run_on_tty(args)
     assert rc == 0
     text = err.decode()
-    assert "triad: " in text and "/100 (" in text and "ETA" in text, text
+    assert "triad: " in text and "/400 (" in text and "ETA" in text, text
     assert text.endswith("\r\x1b[K"), "the progress line is cleared at the end: %r" % text[-40:]
     rc, err = _run_on_tty(args + ["-q"])
     assert rc == 0 and err == b"", err
