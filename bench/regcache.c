@@ -43,9 +43,12 @@
  * thread stretches the 2-thread wall time without saying anything about the
  * cache). */
 #include "core/clock.h"
+#include "bench_json.h"
+#include "progress.h"
 #include <locus/locus.h>
 
 #include <errno.h>
+#include <stdarg.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -59,15 +62,48 @@
 #ifdef REGCACHE_WITH_UCX
 #include <ucm/api/ucm.h>
 #include <ucs/memory/rcache.h>
+#if __has_include(<uct/api/version.h>)
+#include <uct/api/version.h>
+#define UCS_PEER "UCX " UCT_VERNO_STRING " ucs_rcache, same process, null backend"
+#endif
+#endif
+#ifndef UCS_PEER
+#define UCS_PEER "UCX ucs_rcache, same process, null backend"
 #endif
 
 typedef struct {
     int reps;
     long ops, thread_ops;
     uint64_t capacity, reg_ns;
-    bool stats, ucx;
+    bool stats, ucx, json;
     const char *only;
 } opts_t;
+
+/* --json: the record (docs/bench-schema.json) is the output, the text is not printed. */
+static bench_json_t *json;
+
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...)
+{
+    if (json)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+}
+
+/* A point of cache k (0 locus: a row; 1 ucs_rcache: a peer row). */
+static void point(int k, const char *metric, const char *x, const char *x_unit, double y, const char *y_unit, int n)
+{
+    bench_row_t r = {.series = k ? "ucs_rcache" : "locus", .metric = metric, .x_cat = x, .x_unit = x_unit,
+                     .y = y, .y_unit = y_unit, .stat = strcmp(y_unit, "per op") ? "median" : "mean", .n = n,
+                     .peer = k ? UCS_PEER : NULL};
+    if (k)
+        bench_json_peer_row(json, &r);
+    else
+        bench_json_row(json, &r);
+}
 
 
 static inline void spin_ns(uint64_t ns)
@@ -285,6 +321,10 @@ static uint32_t *make_seq(long n, uint32_t nbuf, bool cyclic, unsigned seed)
 
 static int nkinds(const opts_t *o) { return o->ucx ? 2 : 1; }
 
+/* Progress over all batches of the workloads run. */
+static progress_t wprog;
+static uint64_t wdone;
+
 static result_t run_workload(const opts_t *o, const workload_t *w)
 {
     result_t res;
@@ -311,7 +351,7 @@ static result_t run_workload(const opts_t *o, const workload_t *w)
     }
     /* short batches, the contenders alternating: on a shared machine most
      * batches run undisturbed and both see the same conditions */
-    for (int rep = 0; rep < o->reps; rep++)
+    for (int rep = 0; rep < o->reps; rep++, progress_update(&wprog, ++wdone))
         for (int k = 0; k < nkinds(o); k++) {
             int kk = rep % 2 ? nkinds(o) - 1 - k : k;
             uint64_t r0, e0, r1, e1;
@@ -330,7 +370,7 @@ static result_t run_workload(const opts_t *o, const workload_t *w)
         if (o->stats && k == K_LOCUS) {
             locus_reg_stats_t s;
             locus_reg_stats(cs[k].imp->cache, &s);
-            printf("    [%s stats] gets %llu hits %llu misses %llu merges %llu evictions %llu invalidations %llu "
+            say("    [%s stats] gets %llu hits %llu misses %llu merges %llu evictions %llu invalidations %llu "
                    "registrations %llu deregistrations %llu regions %llu (cached %llu) bytes %llu\n",
                    w->name, (unsigned long long)s.gets, (unsigned long long)s.hits, (unsigned long long)s.misses,
                    (unsigned long long)s.merges, (unsigned long long)s.evictions,
@@ -500,7 +540,7 @@ typedef struct {
 } tres_t;
 
 /* Medians over the rounds in placement want (-1: all; | P_CLEAN: clean rounds only); returns how many. */
-static int threads_report(const char *name, const char *what, int rounds, const int *place, int want,
+static int threads_report(int kind, const char *name, const char *what, int rounds, const int *place, int want,
                           const tres_t *t)
 {
     bool clean = want >= 0 && (want & P_CLEAN);
@@ -520,10 +560,21 @@ static int threads_report(const char *name, const char *what, int rounds, const 
     }
     if (!k) return 0;
     /* the ratio of each round's runs, then the median: they ran back to back */
-    printf("  %-7s %-10s %-12s %3d rounds  wall: 1 thread %5.1f, 2 threads %6.1f Mops/s, scaling %.2fx"
+    say("  %-7s %-10s %-12s %3d rounds  wall: 1 thread %5.1f, 2 threads %6.1f Mops/s, scaling %.2fx"
            " (ops / slower thread's time: %6.1f, %.2fx);  per CPU-second: %5.1f / %6.1f, %.2fx;"
            "  slower thread keeps %3.0f%%\n", "threads", name, what, k, median(a, k), median(b, k), median(r, k),
            median(bs, k), median(rs, k), median(ca, k), median(cb, k), median(cr, k), 100 * median(kp, k));
+    if (json) {
+        if (want < 0) { /* all rounds: the throughput */
+            point(kind, "throughput, hits over 10^4 regions", "1 thread", "threads", median(a, k), "Mops/s", k);
+            point(kind, "throughput, hits over 10^4 regions", "2 threads", "threads", median(b, k), "Mops/s", k);
+            bench_json_extra_num(json, "slower_thread_mops", median(bs, k));
+            bench_json_extra_num(json, "cpu_second_mops", median(cb, k));
+        }
+        point(kind, "2-thread scaling", what, "placement", median(r, k), "x", k);
+        bench_json_extra_num(json, "per_cpu_second", median(cr, k));
+        bench_json_extra_num(json, "slower_thread_keeps", median(kp, k));
+    }
     return k;
 }
 
@@ -551,7 +602,10 @@ static void threads_workload(const opts_t *o)
         cs[k] = cache_new((kind_t)k, 0, 0, 0);
         run(&cs[k], bufs, warm, nbuf, 4096);
     }
+    progress_t pr;
+    progress_begin(&pr, "threads, rounds", (uint64_t)rounds, false);
     for (int rep = 0; rep < rounds; rep++) {
+        progress_update(&pr, (uint64_t)rep);
         pb[rep] = probe_ns();
         for (int k = 0; k < nkinds(o); k++) {
             /* 1 thread on cpu 0, 1 thread on cpu 1 (the vCPUs need not be equally
@@ -570,10 +624,12 @@ static void threads_workload(const opts_t *o)
             res[k].keep[rep] = k0 < k1 ? k0 : k1;
         }
         pa[rep] = probe_ns();
+        progress_update(&pr, (uint64_t)rep + 1);
         int cb = pb[rep] < 0 ? P_MIXED : pb[rep] > PROBE_FAR_NS ? P_FAR : pb[rep] < PROBE_SIBLING_NS ? P_SIBLING : P_NEAR;
         int ca = pa[rep] < 0 ? P_MIXED : pa[rep] > PROBE_FAR_NS ? P_FAR : pa[rep] < PROBE_SIBLING_NS ? P_SIBLING : P_NEAR;
         place[rep] = cb == ca ? cb : P_MIXED;
     }
+    progress_end(&pr);
     /* clean (for each cache separately): no thread of the round shared its CPU */
     int pl[2][MAX_ROUNDS], nclean[2] = {0, 0};
     for (int k = 0; k < nkinds(o); k++)
@@ -584,7 +640,7 @@ static void threads_workload(const opts_t *o)
     int cnt[4] = {0, 0, 0, 0};
     for (int rep = 0; rep < rounds; rep++)
         cnt[place[rep]]++;
-    printf("  threads: %d rounds of %ld ops per thread (after a warm-up); 1 thread on cpu 0 and on cpu 1 (their mean "
+    say("  threads: %d rounds of %ld ops per thread (after a warm-up); 1 thread on cpu 0 and on cpu 1 (their mean "
            "is \"1 thread\"), then 2 threads on cpus 0 and 1; the same %u regions\n"
            "  placement (two-line ping-pong before and after each round): %d near (%.0f-%.0f ns), %d far (> %.0f ns), "
            "%d sibling (< %.0f ns: SMT threads of one core), %d mixed\n",
@@ -592,22 +648,22 @@ static void threads_workload(const opts_t *o)
            PROBE_SIBLING_NS, cnt[P_MIXED]);
     if (o->stats)
         for (int rep = 0; rep < rounds; rep++) {
-            printf("    [threads round %2d] probe %4.0f / %4.0f ns (%s)", rep, pb[rep], pa[rep], place_name[place[rep]]);
+            say("    [threads round %2d] probe %4.0f / %4.0f ns (%s)", rep, pb[rep], pa[rep], place_name[place[rep]]);
             for (int k = 0; k < nkinds(o); k++)
-                printf("  %s: cpu0 %5.1f cpu1 %5.1f -> %5.1f + %5.1f = %5.1f Mops/s (%.2fx), on cpu %3.0f%%",
+                say("  %s: cpu0 %5.1f cpu1 %5.1f -> %5.1f + %5.1f = %5.1f Mops/s (%.2fx), on cpu %3.0f%%",
                        cs[k].imp->name, s1[k][rep][0], s1[k][rep][1], t2[k][rep][0], t2[k][rep][1], res[k].two[rep],
                        res[k].two[rep] / res[k].one[rep], 100 * oncpu[k][rep]);
-            printf("\n");
+            say("\n");
         }
     for (int k = 0; k < nkinds(o); k++) {
-        printf("  %s: %d of %d rounds clean (every thread on its CPU >= %.0f%% of its wall time)\n", cs[k].imp->name,
+        say("  %s: %d of %d rounds clean (every thread on its CPU >= %.0f%% of its wall time)\n", cs[k].imp->name,
                nclean[k], rounds, 100 * ONCPU_CLEAN);
-        threads_report(cs[k].imp->name, "all", rounds, pl[k], -1, &res[k]);
+        threads_report(k, cs[k].imp->name, "all", rounds, pl[k], -1, &res[k]);
         for (int p = 0; p < 4; p++) {
-            threads_report(cs[k].imp->name, place_name[p], rounds, pl[k], p, &res[k]);
+            threads_report(k, cs[k].imp->name, place_name[p], rounds, pl[k], p, &res[k]);
             char what[32];
             snprintf(what, sizeof what, "%s,clean", place_name[p]);
-            threads_report(cs[k].imp->name, what, rounds, pl[k], p | P_CLEAN, &res[k]);
+            threads_report(k, cs[k].imp->name, what, rounds, pl[k], p | P_CLEAN, &res[k]);
         }
         cache_free(&cs[k]);
     }
@@ -633,7 +689,9 @@ static int usage(FILE *f, int rc)
                "  --thread-ops N threads: operations per thread per run (default 1000000; rounds = reps/5, max 101)\n"
                "  --capacity N   regions for the capacity workloads (default 1000)\n"
                "  --reg-ns NS    null backend cost per (de)registration in the capacity workloads (default 2000)\n"
-               "  --stats        print the locus cache statistics after each workload (threads: every round)\n");
+               "  --stats        print the locus cache statistics after each workload (threads: every round)\n"
+               "  --json         the benchmark record (docs/bench-schema.json) instead of the text\n"
+               "  -q             no progress on stderr (shown only on a terminal)\n");
     return rc;
 }
 
@@ -645,6 +703,8 @@ static int parse(int argc, char **argv, opts_t *o)
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) return usage(stdout, 0);
         if (!strcmp(a, "--stats")) { o->stats = true; continue; }
         if (!strcmp(a, "--no-ucx")) { o->ucx = false; continue; }
+        if (!strcmp(a, "--json")) { o->json = true; continue; }
+        if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) { progress_quiet(true); continue; }
         if (i + 1 >= argc) {
             fprintf(stderr, "locus bench regcache: unknown option '%s'\n", a);
             return usage(stderr, 2);
@@ -700,28 +760,56 @@ static int regcache_main(int argc, char **argv, bool have_ucx)
         {"above-rnd", cap + cap / 2, 4096, 8192, false, true, 0},
         {"adjacent", 4096, 1024, 1024, false, false, 64 << 20},
     };
-    printf("registration cache, null backends (capacity workloads: %u regions, %llu ns per (de)registration); "
+    if (o.json) {
+        json = bench_json_begin("regcache");
+        bench_json_param_num(json, "reps", o.reps);
+        bench_json_param_num(json, "ops", (double)o.ops);
+        bench_json_param_num(json, "thread_ops", (double)o.thread_ops);
+        bench_json_param_num(json, "capacity", (double)o.capacity);
+        bench_json_param_num(json, "reg_ns", (double)o.reg_ns);
+        bench_json_param_str(json, "only", o.only ? o.only : "");
+        bench_json_param_bool(json, "ucx", o.ucx);
+        bench_json_note(json, "null backends (a busy wait of reg_ns per (de)registration in the capacity "
+                              "workloads below, above, above-rnd); get + put per operation");
+        if (!o.ucx)
+            bench_json_note(json, "ucs_rcache not run: --no-ucx or built without UCX");
+    }
+    int nwork = 0;
+    for (size_t i = 0; i < sizeof ws / sizeof ws[0]; i++)
+        nwork += want(&o, ws[i].name);
+    progress_begin(&wprog, "workloads, batches", (uint64_t)nwork * (uint64_t)o.reps, false);
+    say("registration cache, null backends (capacity workloads: %u regions, %llu ns per (de)registration); "
            "%d batches of %ld ops per contender, alternating; medians\n", cap, (unsigned long long)o.reg_ns, o.reps, o.ops);
     if (o.ucx)
-        printf("  %-10s %12s %12s %8s %12s %12s %12s %12s\n", "workload", "locus ns/op", "ucs ns/op", "ratio",
+        say("  %-10s %12s %12s %8s %12s %12s %12s %12s\n", "workload", "locus ns/op", "ucs ns/op", "ratio",
                "locus reg/op", "ucs reg/op", "locus ev/op", "ucs ev/op");
     else
-        printf("  %-10s %12s %12s %12s   (ucs_rcache: not run: --no-ucx or built without UCX)\n", "workload", "locus ns/op",
+        say("  %-10s %12s %12s %12s   (ucs_rcache: not run: --no-ucx or built without UCX)\n", "workload", "locus ns/op",
                "locus reg/op", "locus ev/op");
     for (size_t i = 0; i < sizeof ws / sizeof ws[0]; i++) {
         if (!want(&o, ws[i].name)) continue;
         result_t r = run_workload(&o, &ws[i]);
+        progress_end(&wprog);
+        for (int k = 0; k < nkinds(&o); k++) {
+            point(k, "time per op", ws[i].name, "workload", r.ns[k], "ns/op", o.reps);
+            point(k, "registrations per op", ws[i].name, "workload", r.regs_per_op[k], "per op", o.reps);
+            point(k, "evictions per op", ws[i].name, "workload", r.evict_per_op[k], "per op", o.reps);
+            if (r.bad[k])
+                bench_json_extra_num(json, "failed_gets", (double)r.bad[k]);
+        }
         if (o.ucx)
-            printf("  %-10s %12.1f %12.1f %8.2f %12.4f %12.4f %12.4f %12.4f\n", ws[i].name, r.ns[0], r.ns[1],
+            say("  %-10s %12.1f %12.1f %8.2f %12.4f %12.4f %12.4f %12.4f\n", ws[i].name, r.ns[0], r.ns[1],
                    r.ns[0] / r.ns[1], r.regs_per_op[0], r.regs_per_op[1], r.evict_per_op[0], r.evict_per_op[1]);
         else
-            printf("  %-10s %12.1f %12.4f %12.4f\n", ws[i].name, r.ns[0], r.regs_per_op[0], r.evict_per_op[0]);
+            say("  %-10s %12.1f %12.4f %12.4f\n", ws[i].name, r.ns[0], r.regs_per_op[0], r.evict_per_op[0]);
         if (r.bad[0] || (o.ucx && r.bad[1]))
-            printf("    failed gets: locus %ld, ucs %ld\n", r.bad[0], r.bad[1]);
+            say("    failed gets: locus %ld, ucs %ld\n", r.bad[0], r.bad[1]);
         fflush(stdout);
     }
     if (want(&o, "threads"))
         threads_workload(&o);
+    if (json && bench_json_end(json, stdout))
+        return 1;
     return 0;
 }
 

@@ -9,8 +9,12 @@
 
 #include "core/config.h"
 #include "core/clock.h"
+#include "bench_json.h"
+#include "progress.h"
 
 #include <immintrin.h>
+#include <math.h>
+#include <stdarg.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,9 +29,35 @@
 typedef struct {
     size_t sizes[MAX_SIZES];
     int nsizes, reps;
-    bool calibrate, pollution, kernels, default_sizes;
+    bool calibrate, pollution, kernels, default_sizes, json;
     uint64_t max_size;
 } opts_t;
+
+/* With --json the record is the output: the text is not printed. */
+static bench_json_t *json;
+
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...)
+{
+    if (json)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+}
+
+/* One bandwidth point of the sweep or the calibration. */
+static void gbs_row(const char *series, size_t n, double gbs, int reps, bool peer, bool highlight)
+{
+    bench_row_t r = {.series = series, .metric = "bandwidth", .x = (double)n, .x_unit = "bytes", .y = gbs,
+                     .y_unit = "GB/s", .stat = "median", .n = reps, .highlight = highlight,
+                     .peer = peer ? "glibc memcpy" : NULL};
+    if (peer)
+        bench_json_peer_row(json, &r);
+    else
+        bench_json_row(json, &r);
+}
 
 /* Contender c: -2 glibc memcpy, -1 the selector (locus_copy, hint NONE), k >= 0 kernel k. */
 #define C_GLIBC (-2)
@@ -192,6 +222,23 @@ static const char *fmt(size_t n, char *buf, size_t len)
 
 /* ---------- sweep and crossovers ---------- */
 
+/* The record's rows of one size: glibc (a peer), the selector with its ratio
+ * and A/A control, every kernel. */
+static void sweep_rows(const int *cs, int nc, size_t n, const double *gbs, const double *rr, int reps,
+                       const char *chosen)
+{
+    if (!json)
+        return;
+    int k = n <= (64u << 10) ? (reps * 3 > MAX_REPS ? MAX_REPS : reps * 3) : reps;
+    gbs_row("glibc memcpy", n, gbs[0], k, true, true);
+    gbs_row("locus_copy (selector)", n, gbs[1], k, false, true);
+    bench_json_extra_num(json, "ratio", rr[0]);
+    bench_json_extra_num(json, "aa", rr[1]);
+    bench_json_extra_str(json, "chosen", chosen);
+    for (int i = 2; i < nc; i++)
+        gbs_row(locus_copy_kernel_name(cs[i]), n, gbs[i], k, false, false);
+}
+
 static int run_sweep(const opts_t *o, char *d, char *s, const locus_copy_params_t *p,
                      locus_copy_ctx_t *ctx)
 {
@@ -203,55 +250,72 @@ static int run_sweep(const opts_t *o, char *d, char *s, const locus_copy_params_
             if (locus_copy_kernel_available(k) && k != locus_copy_kernel_find("libc")) /* glibc is there */
                 cs[nc++] = k;
     static double gbs[MAX_SIZES][64], ratios[MAX_SIZES];
-    printf("GB/s (1e9 B/s), median of %d rounds (x3 up to 64K), same buffers reused (cache-hot where\n"
+    say("GB/s (1e9 B/s), median of %d rounds (x3 up to 64K), same buffers reused (cache-hot where\n"
            "they fit); ratio = median of locus/glibc over 21..101 extra pairs of back-to-back batches;\n"
            "A/A = the same for glibc against itself (the noise of a ratio in this run)\n\n", o->reps);
-    printf("%8s %8s %8s %6s %6s  %-10s", "size", "glibc", "locus", "ratio", "A/A", "chosen");
+    say("%8s %8s %8s %6s %6s  %-10s", "size", "glibc", "locus", "ratio", "A/A", "chosen");
     for (int i = 2; i < nc; i++)
-        printf(" %7.7s", locus_copy_kernel_name(cs[i]));
-    printf("\n");
+        say(" %7.7s", locus_copy_kernel_name(cs[i]));
+    say("\n");
     double worst = 1e9;
     size_t worst_at = 0;
+    progress_t pr;
+    progress_begin(&pr, "copy sweep, sizes", (uint64_t)o->nsizes, false);
     for (int z = 0; z < o->nsizes; z++) {
         size_t n = o->sizes[z];
         double rr[2];
         sweep_size(cs, nc, d, s, n, o->reps, gbs[z], rr);
+        progress_update(&pr, (uint64_t)z + 1);
+        sweep_rows(cs, nc, n, gbs[z], rr, o->reps,
+                   locus_copy_kernel_name(locus_copy_ctx_select(ctx, n, LOCUS_COPY_HINT_NONE)));
         double ratio = ratios[z] = rr[0];
         if (n >= 64 && ratio < worst) {
             worst = ratio;
             worst_at = n;
         }
         char b[32];
-        printf("%8s %8.2f %8.2f %6.3f %6.3f  %-10s", fmt(n, b, sizeof b), gbs[z][0], gbs[z][1], ratio, rr[1],
+        say("%8s %8.2f %8.2f %6.3f %6.3f  %-10s", fmt(n, b, sizeof b), gbs[z][0], gbs[z][1], ratio, rr[1],
                locus_copy_kernel_name(locus_copy_ctx_select(ctx, n, LOCUS_COPY_HINT_NONE)));
         for (int i = 2; i < nc; i++)
-            printf(" %7.2f", gbs[z][i]);
-        printf("\n");
-        fflush(stdout);
+            say(" %7.2f", gbs[z][i]);
+        if (!json) {
+            progress_end(&pr);
+            say("\n");
+            fflush(stdout);
+        }
     }
+    progress_end(&pr);
+    bench_json_summary_num(json, "worst_ratio", worst);
+    bench_json_summary_num(json, "worst_ratio_at", (double)worst_at);
     char b1[32];
-    printf("\nselector vs glibc: worst ratio %.3f at %s", worst, fmt(worst_at, b1, sizeof b1));
+    say("\nselector vs glibc: worst ratio %.3f at %s", worst, fmt(worst_at, b1, sizeof b1));
     for (int z = 0; z < o->nsizes; z++)
         if (o->sizes[z] == 64ull << 20)
-            printf("; at 64M %.2fx", ratios[z]);
-    printf("\n");
+            say("; at 64M %.2fx", ratios[z]), bench_json_summary_num(json, "ratio_64M", ratios[z]);
+    say("\n");
     if (o->kernels) {
-        printf("measured crossovers (smallest swept size from which the kernel is >= glibc at every "
+        say("measured crossovers (smallest swept size from which the kernel is >= glibc at every "
                "larger size):\n");
         for (int i = 2; i < nc; i++) {
             int from = -1;
             for (int z = o->nsizes - 1; z >= 0 && gbs[z][i] >= gbs[z][0]; z--)
                 from = z;
-            char b[32];
-            printf("  %-12s %s\n", locus_copy_kernel_name(cs[i]),
+            char b[32], key[64];
+            snprintf(key, sizeof key, "crossover_%s", locus_copy_kernel_name(cs[i]));
+            bench_json_summary_num(json, key, from < 0 ? NAN : (double)o->sizes[from]);
+            say("  %-12s %s\n", locus_copy_kernel_name(cs[i]),
                    from < 0 ? "never" : fmt(o->sizes[from], b, sizeof b));
         }
     }
     char a[32], f[32];
-    printf("selector crossovers: NT stores from %s (%s); with NT_DEST/NT_SOURCE and a peer on "
+    say("selector crossovers: NT stores from %s (%s); with NT_DEST/NT_SOURCE and a peer on "
            "another L3 from %s (%s)\n",
            locus_format_size(p->nt_min, a, sizeof a), p->nt_min_origin,
            locus_format_size(p->nt_min_far, f, sizeof f), p->nt_min_far_origin);
+    bench_json_summary_num(json, "nt_min", (double)p->nt_min);
+    bench_json_summary_str(json, "nt_min_origin", p->nt_min_origin);
+    bench_json_summary_num(json, "nt_min_far", (double)p->nt_min_far);
+    bench_json_summary_str(json, "nt_min_far_origin", p->nt_min_far_origin);
     return 0;
 }
 
@@ -273,7 +337,7 @@ static void run_pollution(const opts_t *o, char *d, char *s)
 {
     char *victim = map(VICTIM);
     if (!victim) {
-        printf("\ncache pollution: skipped (cannot map %llu MiB)\n", VICTIM >> 20);
+        say("\ncache pollution: skipped (cannot map %llu MiB)\n", VICTIM >> 20);
         return;
     }
     /* glibc, then the regular, NT and NT + prefetch kernels of the AVX2 (else SSE2) loop */
@@ -283,7 +347,10 @@ static void run_pollution(const opts_t *o, char *d, char *s)
     int ks[] = {locus_copy_kernel_find("libc"), v, locus_copy_kernel_variant(v, true, false),
                 locus_copy_kernel_variant(v, true, true)};
     double hot[MAX_REPS], after[4][MAX_REPS], copy_gbs[4][MAX_REPS];
+    progress_t pr;
+    progress_begin(&pr, "cache pollution, rounds", (uint64_t)o->reps, false);
     for (int r = 0; r < o->reps; r++) {
+        progress_update(&pr, (uint64_t)r);
         reread(victim, VICTIM);
         hot[r] = reread(victim, VICTIM);
         for (int i = 0; i < 4; i++) {
@@ -295,14 +362,23 @@ static void run_pollution(const opts_t *o, char *d, char *s)
             after[i][r] = reread(victim, VICTIM);
         }
     }
+    progress_end(&pr);
     double h = median(hot, o->reps);
-    printf("\ncache pollution: re-read of a 16 MiB victim working set after a 64 MiB copy "
+    bench_json_summary_num(json, "victim_hot_ms", h * 1e3);
+    say("\ncache pollution: re-read of a 16 MiB victim working set after a 64 MiB copy "
            "(median of %d)\n", o->reps);
-    printf("  %-22s %8.3f ms\n", "victim hot (no copy)", h * 1e3);
+    say("  %-22s %8.3f ms\n", "victim hot (no copy)", h * 1e3);
     for (int i = 0; i < 4; i++) {
         double a = median(after[i], o->reps);
-        printf("  after %-16s %8.3f ms  slowdown %5.2fx   (copy %.1f GB/s)\n",
-               locus_copy_kernel_name(ks[i]), a * 1e3, a / h, median(copy_gbs[i], o->reps));
+        double g = median(copy_gbs[i], o->reps);
+        say("  after %-16s %8.3f ms  slowdown %5.2fx   (copy %.1f GB/s)\n",
+               locus_copy_kernel_name(ks[i]), a * 1e3, a / h, g);
+        bench_row_t row = {.series = "16 MiB victim", .metric = "re-read slowdown after a 64 MiB copy",
+                           .x_cat = locus_copy_kernel_name(ks[i]), .x_unit = "kernel", .y = a / h, .y_unit = "x",
+                           .stat = "median", .n = o->reps};
+        bench_json_row(json, &row);
+        bench_json_extra_num(json, "reread_ms", a * 1e3);
+        bench_json_extra_num(json, "copy_gbps", g);
     }
     munmap(victim, VICTIM);
 }
@@ -333,29 +409,36 @@ static int run_calibrate(const opts_t *o, char *d, char *s, const locus_copy_par
     for (double x = (double)lo; x <= (double)hi * 1.0001 && nz < 64; x *= 1.189207115)
         sizes[nz++] = ((size_t)x + 63) & ~(size_t)63;
     static double g[64][4];
-    printf("calibration: glibc vs NT + prefetchnta kernels, %d sizes from %zu to %zu bytes, median of %d\n",
+    say("calibration: glibc vs NT + prefetchnta kernels, %d sizes from %zu to %zu bytes, median of %d\n",
            nz, sizes[0], sizes[nz - 1], o->reps);
-    printf("%12s %8s", "size", "glibc");
+    say("%12s %8s", "size", "glibc");
     for (int i = 1; i < nc; i++)
-        printf(" %9s", locus_copy_kernel_name(cs[i]));
-    printf("\n");
+        say(" %9s", locus_copy_kernel_name(cs[i]));
+    say("\n");
     /* Two passes: the crossover moves with what the other cpus do to the
      * shared L3; the later of the two keeps the selector >= glibc. */
     static double g2[64][4];
+    progress_t pr;
+    progress_begin(&pr, "calibration, sizes (2 passes)", 2 * (uint64_t)nz, false);
     for (int pass = 0; pass < 2; pass++)
         for (int z = 0; z < nz; z++) {
             sweep_size(cs, nc, d, s, sizes[z], o->reps, pass ? g2[z] : g[z], NULL);
+            progress_update(&pr, (uint64_t)(pass * nz + z + 1));
             if (!pass)
                 continue;
             bool worse = g2[z][1] / g2[z][0] < g[z][1] / g[z][0];
             for (int i = 0; worse && i < nc; i++) /* keep the pass less favourable to NT */
                 g[z][i] = g2[z][i];
         }
+    progress_end(&pr);
+    for (int z = 0; z < nz && json; z++)
+        for (int i = 0; i < nc; i++)
+            gbs_row(i ? locus_copy_kernel_name(cs[i]) : "glibc memcpy", sizes[z], g[z][i], o->reps, !i, !i);
     for (int z = 0; z < nz; z++) {
-        printf("%12zu %8.2f", sizes[z], g[z][0]);
+        say("%12zu %8.2f", sizes[z], g[z][0]);
         for (int i = 1; i < nc; i++)
-            printf(" %9.2f", g[z][i]);
-        printf("\n");
+            say(" %9.2f", g[z][i]);
+        say("\n");
     }
     /* The NT kernel: the narrowest one within 3% of the best beyond 2x L3
      * (wider vectors only where they pay). */
@@ -383,13 +466,18 @@ static int run_calibrate(const opts_t *o, char *d, char *s, const locus_copy_par
     if (st)
         return cli_fail("bench copy", st);
     char a[32], b[32];
-    printf("\nNT kernels: %s family (%s over %d sizes >= 2x L3)\n", locus_copy_kernel_name(cal.nt_kernel),
+    say("\nNT kernels: %s family (%s over %d sizes >= 2x L3)\n", locus_copy_kernel_name(cal.nt_kernel),
            nc > 2 ? "best within 3%" : "only candidate", nbig);
-    printf("nt_min: %s (was %s from %s)%s\n", locus_format_size(nt_min, a, sizeof a),
+    say("nt_min: %s (was %s from %s)%s\n", locus_format_size(nt_min, a, sizeof a),
            locus_format_size(p->nt_min, b, sizeof b), p->nt_min_origin,
            from < 0 ? "; NT never won: NT effectively off" : "");
-    printf("nt_min_far: not measured (needs a peer on another L3); stays %s\n", p->nt_min_far_origin);
-    printf("wrote %s (read by new processes; LOCUS_COPY_NT_MIN still overrides it)\n", path);
+    say("nt_min_far: not measured (needs a peer on another L3); stays %s\n", p->nt_min_far_origin);
+    say("wrote %s (read by new processes; LOCUS_COPY_NT_MIN still overrides it)\n", path);
+    bench_json_summary_str(json, "nt_kernel", locus_copy_kernel_name(cal.nt_kernel));
+    bench_json_summary_num(json, "nt_min", from < 0 ? NAN : (double)nt_min);
+    bench_json_summary_num(json, "nt_min_before", (double)p->nt_min);
+    bench_json_summary_str(json, "nt_min_before_origin", p->nt_min_origin);
+    bench_json_summary_str(json, "wrote", path);
     return 0;
 }
 
@@ -399,14 +487,17 @@ static int usage(FILE *out, int rc)
 {
     fprintf(out,
             "usage: locus bench copy [--quick] [--reps N] [--sizes LIST] [--max SIZE] [--no-kernels]\n"
-            "                        [--no-pollution] [--calibrate]\n"
+            "                        [--no-pollution] [--calibrate] [--json] [-q]\n"
             "  GB/s of glibc memcpy, the selector (locus_copy, hint NONE) and every copy kernel\n"
             "  from 64 B to 256 MiB (medians of N rounds, default 9; --quick 5), the crossovers, and the\n"
             "  re-read time of a 16 MiB victim after a 64 MiB copy (regular vs NT stores).\n"
             "  --sizes 64,4K,64M   sizes to sweep (default: powers of 2; --quick: powers of 4)\n"
             "  --max SIZE          largest size of the default sweep (default 256M)\n"
             "  --calibrate         measure the NT crossover and write it where the library\n"
-            "                      reads it (LOCUS_COPY_CALIBRATION, default ~/.cache/locus/copy.conf)\n");
+            "                      reads it (LOCUS_COPY_CALIBRATION, default ~/.cache/locus/copy.conf)\n"
+            "  --json              the benchmark record (docs/bench-schema.json) instead of the text;\n"
+            "                      `locus plot` draws GB/s against size per kernel\n"
+            "  -q                  no progress on stderr (shown only on a terminal)\n");
     return rc;
 }
 
@@ -427,6 +518,8 @@ static int parse(int argc, char **argv, opts_t *o)
         else if (!strcmp(a, "--calibrate")) o->calibrate = true;
         else if (!strcmp(a, "--no-pollution")) o->pollution = false;
         else if (!strcmp(a, "--no-kernels")) o->kernels = false;
+        else if (!strcmp(a, "--json")) o->json = true;
+        else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) progress_quiet(true);
         else if ((!strcmp(a, "--reps") || !strcmp(a, "--sizes") || !strcmp(a, "--max")) && !v)
             return cli_usage_error("bench copy", "%s needs a value", a);
         else if (!strcmp(a, "--reps")) {
@@ -467,6 +560,34 @@ static int parse(int argc, char **argv, opts_t *o)
     return 1;
 }
 
+/* The record's header: what was swept and the selector's view of the machine. */
+static void json_begin(const opts_t *o, const locus_copy_params_t *p, const char *notes)
+{
+    json = bench_json_begin(o->calibrate ? "copy-calibrate" : "copy");
+    char list[1024] = "", b[32];
+    for (int z = 0, n = 0; z < o->nsizes && !o->calibrate && n < (int)sizeof list; z++)
+        n += snprintf(list + n, sizeof list - (size_t)n, "%s%s", z ? "," : "", fmt(o->sizes[z], b, sizeof b));
+    if (!o->calibrate)
+        bench_json_param_str(json, "sizes", list);
+    bench_json_param_num(json, "reps", o->reps);
+    bench_json_param_bool(json, "kernels", o->kernels);
+    bench_json_param_bool(json, "pollution", o->pollution && !o->calibrate);
+    bench_json_param_num(json, "cpu", sched_getcpu());
+    bench_json_param_num(json, "l3_size", (double)p->l3_size);
+    bench_json_param_num(json, "l3_cpus", p->l3_cpus);
+    bench_json_param_str(json, "nt_kernel", locus_copy_kernel_name(p->nt));
+    bench_json_note(json, "GB/s = 1e9 B/s; the same buffers reused (cache-hot where they fit); medians of the "
+                          "rounds (x3 up to 64K); ratio = median of locus/glibc over extra back-to-back pairs, "
+                          "aa = glibc against itself (the noise of a ratio in this run)");
+    for (const char *q = notes; q && *q;) {
+        const char *nl = strchr(q, '\n');
+        int n = nl ? (int)(nl - q) : (int)strlen(q);
+        if (n)
+            bench_json_note(json, "%.*s", n, q);
+        q += n + (nl != NULL);
+    }
+}
+
 int locus_bench_copy(int argc, char **argv)
 {
     opts_t o;
@@ -488,7 +609,10 @@ int locus_bench_copy(int argc, char **argv)
     if (o.default_sizes) /* the selector's own switch points join the sweep */
         for (int i = 0; i < 2; i++) {
             size_t t = i ? p.nt_min : p.nt_min - 64;
-            if (t < 64 || t > o.max_size || o.nsizes == MAX_SIZES)
+            bool have = false;
+            for (int z = 0; z < o.nsizes; z++)
+                have |= o.sizes[z] == t;
+            if (have || t < 64 || t > o.max_size || o.nsizes == MAX_SIZES)
                 continue;
             int z = o.nsizes++;
             for (; z > 0 && o.sizes[z - 1] > t; z--)
@@ -508,15 +632,17 @@ int locus_bench_copy(int argc, char **argv)
     if (!s || !d)
         return cli_fail("bench copy", LOCUS_ERR_NO_MEMORY);
 
+    if (o.json)
+        json_begin(&o, &p, locus_copy_ctx_notes(ctx));
     char l3[32], a[32];
-    printf("locus bench copy: cpu %d, L3 %s shared by %d cpus (%s), NT kernel %s\n", sched_getcpu(),
+    say("locus bench copy: cpu %d, L3 %s shared by %d cpus (%s), NT kernel %s\n", sched_getcpu(),
            locus_format_size(p.l3_size, l3, sizeof l3), p.l3_cpus,
            p.l3_source == LOCUS_TOPO_SRC_HWLOC ? "hwloc" : p.l3_source == LOCUS_TOPO_SRC_SYSFS ? "sysfs" : "default",
            locus_copy_kernel_name(p.nt));
     (void)a;
     if (*locus_copy_ctx_notes(ctx))
-        printf("notes: %s", locus_copy_ctx_notes(ctx));
-    printf("\n");
+        say("notes: %s", locus_copy_ctx_notes(ctx));
+    say("\n");
     if (o.calibrate)
         rc = run_calibrate(&o, d, s, &p);
     else {
@@ -526,5 +652,11 @@ int locus_bench_copy(int argc, char **argv)
     }
     munmap(s, max + 4096);
     munmap(d, max + 4096);
+    if (json) {
+        if (rc)
+            bench_json_note(json, "the run failed (exit status %d, the reason on stderr)", rc);
+        bench_json_end(json, stdout);
+        json = NULL;
+    }
     return rc;
 }

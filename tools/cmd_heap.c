@@ -6,10 +6,13 @@
 #include <locus/locus.h>
 
 #include "core/config.h"
+#include "bench_json.h"
 #include "heap_baseline.h"
+#include "progress.h"
 #include "core/clock.h"
 
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +22,7 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: locus heap [--size S|N%%] [--procs P] [--policy POL] [--pages KIND] [--threads N]\n"
-            "                  [--verify all|sample|none] [--chunk S] [--compare] [--json]\n"
+            "                  [--verify all|sample|none] [--chunk S] [--compare] [--json] [-q]\n"
             "  creates the fixed heap (defaults from LOCUS_HEAP_*; see locus config) and prints\n"
             "  startup time split in reserve/fault-in/verify, GB/s, page kind, pages per node\n"
             "  POL:  interleave[:NODES] | firsttouch | bind:NODES | local[:NODES]\n"
@@ -27,33 +30,10 @@ static void usage(FILE *out)
             "  --compare  also a serial one-thread touch of a fresh mapping of the same size and\n"
             "             kind (each page written at its last byte, the faster order for huge\n"
             "             pages) and the memset limit (memset over the resident heap), with ratios;\n"
-            "             a warm-up allocation runs first so every run sees host-backed memory\n");
-}
-
-typedef struct {
-    double start;
-    const char *what;
-    bool shown;
-} progress_t;
-
-
-/* Progress on a TTY once the work has taken more than a second. */
-static void on_progress(void *arg, uint64_t done, uint64_t total)
-{
-    progress_t *p = arg;
-    if (!cli_is_tty() || lc_now_s() - p->start < 1.0)
-        return;
-    char d[32], t[32];
-    fprintf(stderr, "\r  %s: %3.0f%% (%s of %s)   ", p->what, total ? 100.0 * (double)done / (double)total : 100.0,
-            locus_format_size(done, d, sizeof d), locus_format_size(total, t, sizeof t));
-    p->shown = true;
-}
-
-static void progress_end(progress_t *p)
-{
-    if (p->shown)
-        fprintf(stderr, "\r%60s\r", "");
-    p->shown = false;
+            "             a warm-up allocation runs first so every run sees host-backed memory\n"
+            "  --json     the benchmark record (docs/bench-schema.json) instead of the text;\n"
+            "             `locus plot` draws fault-in GB/s against heap size from several runs\n"
+            "  -q         no progress on stderr (shown only on a terminal)\n");
 }
 
 typedef struct {
@@ -113,48 +93,74 @@ static void print_text(const locus_heap_attr_t *a, const locus_heap_stats_t *s, 
     }
 }
 
+/* The record (docs/bench-schema.json): locus's fault-in GB/s at this heap
+ * size, and with --compare the baselines of the same process as peer rows;
+ * startup times, placement and the rest in summary. */
 static void print_json(const locus_heap_attr_t *a, const locus_heap_stats_t *s, const compare_t *c)
 {
-    printf("{\"size\": %llu, \"policy\": \"%s\", \"nodes\": [", (unsigned long long)s->size,
-           locus_heap_policy_name(s->policy));
-    for (int i = 0; i < a->num_nodes; i++)
-        printf("%s%d", i ? ", " : "", a->nodes[i]);
-    printf("], \"pages_requested\": \"%s\", \"pages\": \"%s\", \"page_size\": %llu, \"threads\": %d,\n",
-           locus_heap_pages_name(s->pages_requested), locus_heap_pages_name(s->pages),
-           (unsigned long long)s->page_size, s->threads);
-    printf(" \"startup_s\": %.6f, \"reserve_s\": %.6f, \"fault_s\": %.6f, \"verify_s\": %.6f, \"gbps\": %.3f,\n",
-           s->reserve_s + s->fault_s + s->verify_s, s->reserve_s, s->fault_s, s->verify_s, s->gbps);
-    printf(" \"populate_fallback\": %s, \"resident_bytes\": %llu, \"huge_bytes\": %llu,\n",
-           s->populate_fallback ? "true" : "false", (unsigned long long)s->resident_bytes,
-           (unsigned long long)s->huge_bytes);
-    printf(" \"unit_size\": %llu, \"units_total\": %llu, \"units_checked\": %llu, \"histogram\": [",
-           (unsigned long long)s->unit_size, (unsigned long long)s->units_total,
-           (unsigned long long)s->units_checked);
-    for (int i = 0; i < s->num_nodes; i++)
-        printf("%s{\"node\": %d, \"pages\": %llu}", i ? ", " : "", s->node_os[i],
-               (unsigned long long)s->node_units[i]);
-    printf("],\n \"not_faulted\": %llu, \"zero_page\": %llu, \"other_status\": %llu, \"notes\": [",
-           (unsigned long long)s->not_faulted, (unsigned long long)s->zero_page,
-           (unsigned long long)s->other_status);
-    bool first = true;
+    bench_json_t *j = bench_json_begin("heap");
+    char nodes[256] = "";
+    for (int i = 0, n = 0; i < a->num_nodes && n < (int)sizeof nodes; i++)
+        n += snprintf(nodes + n, sizeof nodes - (size_t)n, "%s%d", i ? "," : "", a->nodes[i]);
+    bench_json_param_num(j, "size", (double)s->size);
+    bench_json_param_str(j, "policy", locus_heap_policy_name(s->policy));
+    bench_json_param_str(j, "nodes", nodes);
+    bench_json_param_str(j, "pages", locus_heap_pages_name(s->pages_requested));
+    bench_json_param_num(j, "threads", s->threads);
+    bench_json_param_bool(j, "compare", c->on);
+    bench_json_summary_str(j, "pages", locus_heap_pages_name(s->pages));
+    bench_json_summary_num(j, "page_size", (double)s->page_size);
+    bench_json_summary_num(j, "startup_s", s->reserve_s + s->fault_s + s->verify_s);
+    bench_json_summary_num(j, "reserve_s", s->reserve_s);
+    bench_json_summary_num(j, "fault_s", s->fault_s);
+    bench_json_summary_num(j, "verify_s", s->verify_s);
+    bench_json_summary_bool(j, "populate_fallback", s->populate_fallback);
+    bench_json_summary_num(j, "resident_bytes", (double)s->resident_bytes);
+    bench_json_summary_num(j, "huge_bytes", (double)s->huge_bytes);
+    bench_json_summary_num(j, "unit_size", (double)s->unit_size);
+    bench_json_summary_num(j, "units_total", (double)s->units_total);
+    bench_json_summary_num(j, "units_checked", (double)s->units_checked);
+    for (int i = 0; i < s->num_nodes; i++) {
+        char key[32];
+        snprintf(key, sizeof key, "node%d_pages", s->node_os[i]);
+        bench_json_summary_num(j, key, (double)s->node_units[i]);
+    }
+    bench_json_summary_num(j, "not_faulted", (double)s->not_faulted);
+    bench_json_summary_num(j, "zero_page", (double)s->zero_page);
+    bench_json_summary_num(j, "other_status", (double)s->other_status);
+    char series[64];
+    snprintf(series, sizeof series, "locus, %d threads", s->threads);
+    bench_row_t r = {.series = series, .metric = "fault-in", .x = (double)s->size, .x_unit = "bytes",
+                     .y = s->policy == LOCUS_HEAP_FIRSTTOUCH ? NAN : s->gbps, .y_unit = "GB/s",
+                     .highlight = true};
+    bench_json_row(j, &r);
+    bench_json_extra_str(j, "pages", locus_heap_pages_name(s->pages));
+    if (c->on) {
+        bench_json_extra_num(j, "over_serial", s->gbps / c->serial);
+        bench_json_extra_num(j, "over_memset", s->gbps / c->memset_n);
+        bench_json_extra_num(j, "over_memset1", s->gbps / c->memset_1);
+        char ms[64];
+        snprintf(ms, sizeof ms, "memset limit, %d threads", c->memset_threads);
+        const bench_row_t p[] = {
+            {.series = "serial touch, 1 thread", .y = c->serial, .peer = "one thread writes each page (last byte)"},
+            {.series = ms, .y = c->memset_n, .peer = "memset over the resident heap"},
+            {.series = "memset limit, 1 thread", .y = c->memset_1, .peer = "memset over the resident heap"}};
+        for (size_t i = 0; i < sizeof p / sizeof p[0]; i++) {
+            bench_row_t q = p[i];
+            q.metric = r.metric;
+            q.x = r.x;
+            q.x_unit = r.x_unit;
+            q.y_unit = r.y_unit;
+            bench_json_peer_row(j, &q);
+        }
+    }
     for (const char *p = s->notes; *p;) {
         const char *nl = strchr(p, '\n');
         int n = nl ? (int)(nl - p) : (int)strlen(p);
-        printf("%s\"", first ? "" : ", ");
-        for (int i = 0; i < n; i++)
-            printf(p[i] == '"' || p[i] == '\\' ? "\\%c" : "%c", p[i]);
-        printf("\"");
-        first = false;
+        bench_json_note(j, "%.*s", n, p);
         p += n + (nl != NULL);
     }
-    printf("]");
-    if (c->on)
-        printf(",\n \"compare\": {\"warm\": true, \"serial_gbps\": %.3f, \"memset_threads\": %d, "
-               "\"memset_gbps\": %.3f, \"memset1_gbps\": %.3f, \"locus_over_serial\": %.3f, "
-               "\"locus_over_memset\": %.3f, \"locus_over_memset1\": %.3f}",
-               c->serial, c->memset_threads, c->memset_n, c->memset_1, s->gbps / c->serial,
-               s->gbps / c->memset_n, s->gbps / c->memset_1);
-    printf("}\n");
+    bench_json_end(j, stdout);
 }
 
 static int parse_args(int argc, char **argv, locus_heap_attr_t *a, bool *json, bool *cmp)
@@ -162,12 +168,12 @@ static int parse_args(int argc, char **argv, locus_heap_attr_t *a, bool *json, b
     static const struct option opts[] = {
         {"size", 1, 0, 's'}, {"procs", 1, 0, 'P'}, {"policy", 1, 0, 'p'}, {"pages", 1, 0, 'k'},
         {"threads", 1, 0, 't'}, {"verify", 1, 0, 'v'}, {"chunk", 1, 0, 'c'}, {"json", 0, 0, 'j'},
-        {"compare", 0, 0, 'C'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+        {"compare", 0, 0, 'C'}, {"quiet", 0, 0, 'q'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
     int o;
     int64_t v;
     optind = 1;
     opterr = 0;
-    while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+    while ((o = getopt_long(argc, argv, "q", opts, NULL)) != -1) {
         locus_status_t st = LOCUS_OK;
         switch (o) {
         case 's': st = lc_parse_sizepct(optarg, &a->size, &a->percent); break;
@@ -179,6 +185,7 @@ static int parse_args(int argc, char **argv, locus_heap_attr_t *a, bool *json, b
         case 'c': st = locus_parse_size(optarg, &a->chunk); break;
         case 'j': *json = true; break;
         case 'C': *cmp = true; break;
+        case 'q': progress_quiet(true); break;
         case 'h': usage(stdout); return 0;
         default:
             return cli_usage_error("heap", "unknown or incomplete option '%s' (see locus heap --help)",
@@ -203,10 +210,10 @@ static int compare_before(const locus_heap_attr_t *a, const locus_topo_t *topo, 
 {
     locus_heap_attr_t w = *a;
     w.verify = LOCUS_VERIFY_NONE;
-    w.progress = NULL;
     locus_heap_t *h;
-    progress_t pr = {lc_now_s(), "warm-up", false};
-    w.progress = on_progress;
+    progress_t pr;
+    progress_begin(&pr, "warm-up", 0, true);
+    w.progress = progress_callback;
     w.progress_arg = &pr;
     locus_status_t st = locus_heap_create(&w, topo, &h);
     progress_end(&pr);
@@ -217,8 +224,8 @@ static int compare_before(const locus_heap_attr_t *a, const locus_topo_t *topo, 
     *kind = s.pages;
     uint64_t size = s.size;
     locus_heap_destroy(h);
-    pr = (progress_t){lc_now_s(), "serial touch", false};
-    st = baseline_serial_touch(*kind, size, on_progress, &pr, &c->serial);
+    progress_begin(&pr, "serial touch", size, true);
+    st = baseline_serial_touch(*kind, size, progress_callback, &pr, &c->serial);
     progress_end(&pr);
     if (st)
         return cli_fail("heap", st);
@@ -246,8 +253,9 @@ int locus_cmd_heap(int argc, char **argv)
         return rc;
     }
     c.on = c.on && a.policy != LOCUS_HEAP_FIRSTTOUCH;
-    progress_t pr = {lc_now_s(), "fault-in", false};
-    a.progress = on_progress;
+    progress_t pr;
+    progress_begin(&pr, "fault-in", 0, true);
+    a.progress = progress_callback;
     a.progress_arg = &pr;
     locus_heap_t *h;
     st = locus_heap_create(&a, topo, &h);

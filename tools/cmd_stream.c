@@ -7,6 +7,8 @@
 
 #include "core/config.h"
 #include "core/clock.h"
+#include "bench_json.h"
+#include "progress.h"
 
 #include <getopt.h>
 #include <pthread.h>
@@ -105,8 +107,9 @@ typedef struct {
     int ok;
 } result_t;
 
+/* One placement; progress: step `step0` + the repetitions done. */
 static int run_variant(const variant_t *v, const locus_heap_attr_t *base_attr, const locus_topo_t *topo,
-                       const int *cpus, int nthreads, int reps, result_t *res)
+                       const int *cpus, int nthreads, int reps, result_t *res, progress_t *pr, uint64_t step0)
 {
     locus_heap_attr_t at = *base_attr;
     locus_status_t st = locus_heap_parse_policy(v->policy, &at);
@@ -155,10 +158,13 @@ static int run_variant(const variant_t *v, const locus_heap_attr_t *base_attr, c
     pthread_barrier_wait(&j.bar); /* init done */
     double *gbps = calloc((size_t)reps, sizeof *gbps);
     for (int r = 0; r < reps; r++) {
-        pthread_barrier_wait(&j.bar);
+        /* t0 before the start barrier: taken after it, a main thread descheduled
+         * there (more threads than cpus) started the clock after the work */
         double t0 = lc_now_s();
         pthread_barrier_wait(&j.bar);
+        pthread_barrier_wait(&j.bar);
         gbps[r] = 3.0 * (double)j.n * sizeof(double) / (lc_now_s() - t0) / 1e9;
+        progress_update(pr, step0 + (uint64_t)r + 1);
     }
     for (int t = 0; t < nthreads; t++)
         pthread_join(tid[t], NULL);
@@ -196,22 +202,45 @@ static int run_variant(const variant_t *v, const locus_heap_attr_t *base_attr, c
     return 0;
 }
 
+/* Two rows per placement (median and best GB/s), its pages and placement as extras. */
+static void json_rows(bench_json_t *j, const char *label, const result_t *r, int reps)
+{
+    for (int k = 0; k < 2; k++) {
+        bench_row_t row = {.series = "locus heap", .metric = "triad", .x_cat = label, .x_unit = "policy",
+                           .y = k ? r->best : r->median, .y_unit = "GB/s", .stat = k ? "best" : "median",
+                           .n = reps};
+        bench_json_row(j, &row);
+        bench_json_extra_str(j, "pages", r->kind);
+        for (int i = 0; i < r->num_nodes; i++) {
+            char key[32];
+            snprintf(key, sizeof key, "node%d_pct", r->node_os[i]);
+            bench_json_extra_num(j, key, r->node_pct[i]);
+        }
+        if (r->unplaced_pct > 0)
+            bench_json_extra_num(j, "unplaced_pct", r->unplaced_pct);
+        if (!r->ok)
+            bench_json_extra_str(j, "error", "wrong result");
+    }
+}
+
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: locus stream [--size S] [--threads N] [--policy POL] [--pages KIND] [--reps R] [--json]\n"
+            "usage: locus stream [--size S] [--threads N] [--policy POL] [--pages KIND] [--reps R] [--json] [-q]\n"
             "  STREAM triad a = b + 3c over three heaps (S in total, default 1G), threads pinned\n"
             "  node by node, static blocks; once per placement: interleave, bind:<first node>,\n"
             "  firsttouch with parallel init, firsttouch with serial init (everything where the\n"
             "  main thread runs), local. --policy POL runs only that one. GB/s counts 24 bytes\n"
-            "  per element (2 loads + 1 store); best and median of R repetitions (default 10)\n");
+            "  per element (2 loads + 1 store); best and median of R repetitions (default 10)\n"
+            "  --json  the benchmark record (docs/bench-schema.json) instead of the table\n"
+            "  -q      no progress on stderr (shown only on a terminal)\n");
 }
 
 int locus_cmd_stream(int argc, char **argv)
 {
     static const struct option opts[] = {{"size", 1, 0, 's'},  {"threads", 1, 0, 't'}, {"policy", 1, 0, 'p'},
                                          {"pages", 1, 0, 'k'}, {"reps", 1, 0, 'r'},    {"json", 0, 0, 'j'},
-                                         {"help", 0, 0, 'h'},  {0, 0, 0, 0}};
+                                         {"quiet", 0, 0, 'q'}, {"help", 0, 0, 'h'},    {0, 0, 0, 0}};
     locus_heap_attr_t a;
     locus_heap_attr_init(&a);
     a.pages = LOCUS_PAGES_AUTO;
@@ -221,7 +250,7 @@ int locus_cmd_stream(int argc, char **argv)
     int o;
     optind = 1;
     opterr = 0;
-    while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+    while ((o = getopt_long(argc, argv, "q", opts, NULL)) != -1) {
         locus_status_t st = LOCUS_OK;
         const char *opt = "";
         switch (o) {
@@ -231,6 +260,7 @@ int locus_cmd_stream(int argc, char **argv)
         case 'k': opt = "pages"; st = locus_heap_parse_pages(optarg, &a.pages); break;
         case 'r': opt = "reps"; st = lc_parse_int(optarg, 1, 100000, &reps); break;
         case 'j': json = true; break;
+        case 'q': progress_quiet(true); break;
         case 'h': usage(stdout); return 0;
         default:
             return cli_usage_error("stream", "unknown or incomplete option '%s' (see locus stream --help)",
@@ -260,38 +290,48 @@ int locus_cmd_stream(int argc, char **argv)
     variant_t *list = only ? &one : all;
     int count = only ? 1 : 5;
     char b[32];
-    if (!json)
+    bench_json_t *j = NULL;
+    if (json) {
+        j = bench_json_begin("stream");
+        bench_json_param_num(j, "size", (double)a.size);
+        bench_json_param_num(j, "threads", nthreads);
+        bench_json_param_num(j, "reps", (double)reps);
+        bench_json_param_str(j, "pages", locus_heap_pages_name(a.pages));
+        bench_json_note(j, "STREAM triad a = b + 3c over three heaps, 24 bytes per element; threads pinned node "
+                           "by node, static blocks");
+    } else
         printf("STREAM triad, %s in 3 arrays, %d threads pinned, %lld reps, GB/s = 24 B/element\n"
                "%-28s %5s %9s %9s   placement (sampled, %% of pages per node)\n",
                locus_format_size(a.size, b, sizeof b), nthreads, (long long)reps, "policy", "pages",
                "best", "median");
-    else
-        printf("{\"threads\": %d, \"size\": %llu, \"results\": [", nthreads, (unsigned long long)a.size);
+    progress_t pr;
+    progress_begin(&pr, "triad", (uint64_t)count * (uint64_t)reps, false);
     int rc = 0;
     for (int i = 0; i < count && !rc; i++) {
         result_t r = {.kind = "?"};
-        if ((rc = run_variant(&list[i], &a, topo, cpus, nthreads, (int)reps, &r)))
+        if ((rc = run_variant(&list[i], &a, topo, cpus, nthreads, (int)reps, &r, &pr, (uint64_t)(i * reps))))
             break;
-        if (json) {
-            printf("%s\n {\"policy\": \"%s\", \"pages\": \"%s\", \"best_gbps\": %.3f, \"median_gbps\": %.3f, "
-                   "\"correct\": %s, \"node_pct\": {", i ? "," : "", list[i].label, r.kind, r.best, r.median,
-                   r.ok ? "true" : "false");
-            for (int k = 0; k < r.num_nodes; k++)
-                printf("%s\"%d\": %.1f", k ? ", " : "", r.node_os[k], r.node_pct[k]);
-            printf("}}");
-        } else {
+        if (json)
+            json_rows(j, list[i].label, &r, (int)reps);
+        else {
+            progress_end(&pr);
             printf("%-28s %5s %9.2f %9.2f  ", list[i].label, r.kind, r.best, r.median);
             for (int k = 0; k < r.num_nodes; k++)
                 printf(" n%d %5.1f%%", r.node_os[k], r.node_pct[k]);
             if (r.unplaced_pct > 0)
                 printf("  unplaced %.1f%%", r.unplaced_pct);
             printf("%s\n", r.ok ? "" : "  WRONG RESULT");
+            fflush(stdout);
         }
         if (!r.ok)
             rc = 1;
     }
-    if (json)
-        printf("\n]}\n");
+    progress_end(&pr);
+    if (json) {
+        if (rc)
+            bench_json_note(j, "the run failed (exit status %d, the reason on stderr): rows may be missing", rc);
+        bench_json_end(j, stdout);
+    }
     locus_topo_destroy(topo);
     return rc;
 }

@@ -7,8 +7,12 @@
 #include <locus/locus.h>
 
 #include "core/clock.h"
+#include "bench_json.h"
+#include "progress.h"
 
 #include <getopt.h>
+#include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +25,32 @@ typedef struct {
     int n;
     bool quiet;
 } tune_t;
+
+/* --json: the record (docs/bench-schema.json) is the output, the text is not printed. */
+static bench_json_t *json;
+
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...)
+{
+    if (json)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+}
+
+static void gbs_row(const char *series, const char *metric, double x, const char *x_cat, double y, int n, bool peer,
+                    bool highlight)
+{
+    bench_row_t r = {.series = series, .metric = metric, .x = x, .x_cat = x_cat, .x_unit = x_cat ? "order" : "bytes",
+                     .y = y > 0 ? y : NAN, .y_unit = "GB/s", .stat = "median", .n = n, .highlight = highlight,
+                     .peer = peer ? series : NULL};
+    if (peer)
+        bench_json_peer_row(json, &r);
+    else
+        bench_json_row(json, &r);
+}
 
 static void add(tune_t *t, const char *name, const char *value, const char *comment)
 {
@@ -35,7 +65,7 @@ static void add(tune_t *t, const char *name, const char *value, const char *comm
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: locus tune [--only copy,heap] [--reps N] [--dry-run] [-o FILE] [-q]\n"
+            "usage: locus tune [--only copy,heap] [--reps N] [--dry-run] [-o FILE] [--json] [-q]\n"
             "  measures the defaults that depend on the machine and writes them to the tune\n"
             "  file (default %s; LOCUS_TUNE_FILE), which the library reads below the\n"
             "  environment and above its built-in defaults, on this machine only:\n"
@@ -45,7 +75,9 @@ static void usage(FILE *out)
             "  prints each value before (built-in: self-test cache or topology) and after,\n"
             "  with the gain measured in the same run. Run it on a quiet machine.\n"
             "  --reps N    rounds per measurement (default 9)\n"
-            "  --dry-run   measure and print, write nothing\n",
+            "  --dry-run   measure and print, write nothing\n"
+            "  --json      the benchmark record (docs/bench-schema.json) instead of the text\n"
+            "  -q          no progress on stderr (shown only on a terminal)\n",
             "~/.cache/locus/tune.conf");
 }
 
@@ -71,26 +103,42 @@ static int tune_copy(tune_t *t, int reps)
         return cli_fail("tune", st);
     locus_copy_selftest_t s;
     double t0 = lc_now_s();
-    if ((st = locus_copy_selftest(reps, true, &s)))
+    progress_ticker_t *tick = progress_ticker_start("copy: NT stores vs glibc", 0.25 * reps);
+    st = locus_copy_selftest(reps, true, &s);
+    progress_ticker_stop(tick);
+    if (st)
         return cli_fail("tune", st);
     char b1[32], b2[32];
-    printf("copy: NT stores vs glibc memcpy (%d rounds, %.1f s)\n", reps, lc_now_s() - t0);
-    printf("  candidates at %s:", locus_format_size(s.sizes[s.nsizes - 1], b1, sizeof b1));
+    say("copy: NT stores vs glibc memcpy (%d rounds, %.1f s)\n", reps, lc_now_s() - t0);
+    say("  candidates at %s:", locus_format_size(s.sizes[s.nsizes - 1], b1, sizeof b1));
     for (int i = 0; i < s.ncandidates; i++)
-        printf(" %s %.2f", locus_copy_kernel_name(s.candidates[i]), s.candidate_gbps[i]);
-    printf(" GB/s (glibc %.2f)\n", s.glibc_gbps[s.nsizes - 1]);
-    printf("  %8s %8s %8s %10s %10s %6s\n", "size", "glibc", "NT", "before", "after", "gain");
+        say(" %s %.2f", locus_copy_kernel_name(s.candidates[i]), s.candidate_gbps[i]);
+    say(" GB/s (glibc %.2f)\n", s.glibc_gbps[s.nsizes - 1]);
+    say("  %8s %8s %8s %10s %10s %6s\n", "size", "glibc", "NT", "before", "after", "gain");
     for (int i = 0; i < s.nsizes; i++) {
         if (s.glibc_gbps[i] <= 0)
             continue;
         double b = chosen(&s, before.nt_min, i), a = chosen(&s, s.nt_min, i);
-        printf("  %8s %8.2f %8.2f %10.2f %10.2f %5.2fx\n", locus_format_size(s.sizes[i], b1, sizeof b1),
+        if (json) {
+            double x = (double)s.sizes[i];
+            gbs_row("glibc memcpy", "copy bandwidth", x, NULL, s.glibc_gbps[i], reps, true, true);
+            gbs_row(s.kernel >= 0 ? locus_copy_kernel_name(s.kernel) : "NT stores", "copy bandwidth", x, NULL,
+                    s.nt_gbps[i], reps, false, false);
+            gbs_row("locus_copy before", "copy bandwidth", x, NULL, b, reps, false, false);
+            gbs_row("locus_copy tuned", "copy bandwidth", x, NULL, a, reps, false, true);
+        }
+        say("  %8s %8.2f %8.2f %10.2f %10.2f %5.2fx\n", locus_format_size(s.sizes[i], b1, sizeof b1),
                s.glibc_gbps[i], s.nt_gbps[i], b, a, b > 0 ? a / b : 0);
     }
-    printf("  LOCUS_COPY_NT_MIN     %s (%s) -> %s\n", size_text(before.nt_min, b1, sizeof b1),
+    say("  LOCUS_COPY_NT_MIN     %s (%s) -> %s\n", size_text(before.nt_min, b1, sizeof b1),
            before.nt_min_origin, size_text(s.nt_min, b2, sizeof b2));
-    printf("  LOCUS_COPY_NT_KERNEL  %s -> %s\n", locus_copy_kernel_name(before.ntpf),
+    say("  LOCUS_COPY_NT_KERNEL  %s -> %s\n", locus_copy_kernel_name(before.ntpf),
            s.kernel >= 0 ? locus_copy_kernel_name(s.kernel) : "none (glibc)");
+    bench_json_summary_num(json, "copy_nt_min_before", before.nt_min == UINT64_MAX ? NAN : (double)before.nt_min);
+    bench_json_summary_str(json, "copy_nt_min_before_origin", before.nt_min_origin);
+    bench_json_summary_num(json, "copy_nt_min", s.nt_min == UINT64_MAX ? NAN : (double)s.nt_min);
+    bench_json_summary_str(json, "copy_nt_kernel_before", locus_copy_kernel_name(before.ntpf));
+    bench_json_summary_str(json, "copy_nt_kernel", s.kernel >= 0 ? locus_copy_kernel_name(s.kernel) : "none");
     char v[64];
     if (s.nt_min == UINT64_MAX)
         snprintf(v, sizeof v, "never");
@@ -133,25 +181,32 @@ static int tune_heap(tune_t *t, int reps)
     double g[2][16];
     int n = reps > 16 ? 16 : reps < 3 ? 3 : reps;
     double t0 = lc_now_s();
+    progress_t pr;
+    progress_begin(&pr, "heap: fault-in of 1 GiB, heaps", 2 * (uint64_t)n, false);
     for (int r = 0; r < n; r++)
         for (int j = 0; j < 2; j++) {
             int o = (j + r) % 2;
             g[o][r] = fault_rate(size, o ? LOCUS_FAULT_FIRST : LOCUS_FAULT_LAST);
+            progress_update(&pr, (uint64_t)(2 * r + j + 1));
         }
+    progress_end(&pr);
     qsort(g[0], (size_t)n, sizeof(double), cmp_double);
     qsort(g[1], (size_t)n, sizeof(double), cmp_double);
     double last = g[0][n / 2], first = g[1][n / 2];
-    printf("heap: fault-in of a 1 GiB THP heap, last-4-KiB-first vs first-to-last (%d rounds, %.1f s)\n", n,
+    say("heap: fault-in of a 1 GiB THP heap, last-4-KiB-first vs first-to-last (%d rounds, %.1f s)\n", n,
            lc_now_s() - t0);
     if (last <= 0 || first <= 0) {
-        printf("  no transparent huge pages here: nothing to choose (kept auto)\n");
+        say("  no transparent huge pages here: nothing to choose (kept auto)\n");
         return 0;
     }
+    gbs_row("locus heap, THP", "fault-in of a 1 GiB heap", (double)size, "last 4 KiB first", last, n, false, true);
+    gbs_row("locus heap, THP", "fault-in of a 1 GiB heap", (double)size, "first to last", first, n, false, true);
     /* the built-in default (auto) is "last"; "first" only if it wins clearly */
     bool pick_first = first > 1.03 * last;
-    printf("  last %.2f GB/s, first %.2f GB/s\n", last, first);
-    printf("  LOCUS_HEAP_FAULT_ORDER auto (last) -> %s, gain %.2fx\n", pick_first ? "first" : "last",
+    say("  last %.2f GB/s, first %.2f GB/s\n", last, first);
+    say("  LOCUS_HEAP_FAULT_ORDER auto (last) -> %s, gain %.2fx\n", pick_first ? "first" : "last",
            pick_first ? first / last : 1.0);
+    bench_json_summary_str(json, "heap_fault_order", pick_first ? "first" : "last");
     add(t, "LOCUS_HEAP_FAULT_ORDER", pick_first ? "first" : "last",
         "order of a huge page's 4 KiB parts at fault-in (locus tune, heap)");
     return 0;
@@ -161,9 +216,10 @@ int locus_cmd_tune(int argc, char **argv)
 {
     static const struct option opts[] = {{"only", required_argument, 0, 'O'}, {"reps", required_argument, 0, 'r'},
                                          {"dry-run", no_argument, 0, 'n'},     {"help", no_argument, 0, 'h'},
+                                         {"json", no_argument, 0, 'j'},        {"quiet", no_argument, 0, 'q'},
                                          {0, 0, 0, 0}};
     const char *only = "copy,heap", *out = NULL;
-    bool dry = false, quiet = false;
+    bool dry = false, quiet = false, as_json = false;
     int reps = 9, c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "o:qh", opts, NULL)) != -1) {
@@ -172,7 +228,8 @@ int locus_cmd_tune(int argc, char **argv)
         case 'r': reps = atoi(optarg); break;
         case 'n': dry = true; break;
         case 'o': out = optarg; break;
-        case 'q': quiet = true; break;
+        case 'q': quiet = true; progress_quiet(true); break;
+        case 'j': as_json = true; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -191,22 +248,35 @@ int locus_cmd_tune(int argc, char **argv)
         out = locus_tune_file_path(path, sizeof path);
     setenv("LOCUS_TUNE_FILE", "none", 1);
     tune_t t = {.quiet = quiet};
+    if (as_json) {
+        json = bench_json_begin("tune");
+        bench_json_param_str(json, "only", only);
+        bench_json_param_num(json, "reps", reps);
+        bench_json_param_bool(json, "dry_run", dry);
+        bench_json_param_str(json, "file", out);
+    }
     double t0 = lc_now_s();
     int rc = 0;
     if (strstr(only, "copy"))
         rc |= tune_copy(&t, reps);
     if (!rc && strstr(only, "heap"))
         rc |= tune_heap(&t, reps);
-    if (rc)
+    if (rc) {
+        bench_json_end(json, stdout); /* what was measured; the reason on stderr */
         return rc;
-    printf("measured in %.1f s\n", lc_now_s() - t0);
+    }
+    say("measured in %.1f s\n", lc_now_s() - t0);
+    bench_json_summary_num(json, "measured_s", lc_now_s() - t0);
     if (dry) {
-        printf("--dry-run: nothing written (would write %s)\n", out);
-        return 0;
+        say("--dry-run: nothing written (would write %s)\n", out);
+        return json && bench_json_end(json, stdout) ? 1 : 0;
     }
     locus_status_t st = locus_tune_file_write(out, t.e, (size_t)t.n);
-    if (st)
+    if (st) {
+        bench_json_end(json, stdout);
         return cli_fail("tune", st);
-    printf("wrote %s (%d values); `locus config` shows them\n", out, t.n);
-    return 0;
+    }
+    say("wrote %s (%d values); `locus config` shows them\n", out, t.n);
+    bench_json_summary_str(json, "wrote", out);
+    return json && bench_json_end(json, stdout) ? 1 : 0;
 }

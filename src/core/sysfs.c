@@ -19,6 +19,28 @@ bool lc_read_line(const char *path, char *buf, size_t len)
     return ok;
 }
 
+/* One field of /proc/cpuinfo's first processor ("" if absent). */
+void lc_cpuinfo_field(const char *key, char *out, size_t len)
+{
+    FILE *f = fopen("/proc/cpuinfo", "re");
+    char line[512];
+    snprintf(out, len, "%s", "");
+    size_t klen = strlen(key);
+    while (f && fgets(line, sizeof line, f)) {
+        if (!strncmp(line, key, klen) && (line[klen] == ' ' || line[klen] == '\t')) {
+            char *colon = strchr(line, ':');
+            if (colon) {
+                colon += colon[1] == ' ' ? 2 : 1;
+                colon[strcspn(colon, "\n")] = '\0';
+                snprintf(out, len, "%s", colon);
+            }
+            break;
+        }
+    }
+    if (f)
+        fclose(f);
+}
+
 bool lc_read_u64(const char *path, uint64_t *out)
 {
     char buf[64], *end;

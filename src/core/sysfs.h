@@ -13,6 +13,9 @@
 
 /* First line of a small file into buf (newline stripped); false if unreadable. */
 bool lc_read_line(const char *path, char *buf, size_t len);
+/* One field of /proc/cpuinfo's first processor ("model name", "vendor_id")
+ * into out ("" if absent). */
+void lc_cpuinfo_field(const char *key, char *out, size_t len);
 /* A decimal unsigned number from the first line of a file. */
 bool lc_read_u64(const char *path, uint64_t *out);
 /* "32768K" / "2048kB" / "1M" / "4096" -> bytes; 0 on failure. */

@@ -44,36 +44,14 @@ const char *lc_tune_path(char *buf, size_t len)
     return buf;
 }
 
-/* One field of /proc/cpuinfo's first processor ("" if absent). */
-static void cpuinfo_field(const char *key, char *out, size_t len)
-{
-    FILE *f = fopen("/proc/cpuinfo", "re");
-    char line[512];
-    snprintf(out, len, "%s", "");
-    size_t klen = strlen(key);
-    while (f && fgets(line, sizeof line, f)) {
-        if (!strncmp(line, key, klen) && (line[klen] == ' ' || line[klen] == '\t')) {
-            char *colon = strchr(line, ':');
-            if (colon) {
-                colon += colon[1] == ' ' ? 2 : 1;
-                colon[strcspn(colon, "\n")] = '\0';
-                snprintf(out, len, "%s", colon);
-            }
-            break;
-        }
-    }
-    if (f)
-        fclose(f);
-}
-
 const char *lc_tune_host(char *buf, size_t len)
 {
     char vendor[64], family[16], model[16], stepping[16], name[160];
-    cpuinfo_field("vendor_id", vendor, sizeof vendor);
-    cpuinfo_field("cpu family", family, sizeof family);
-    cpuinfo_field("model", model, sizeof model);
-    cpuinfo_field("stepping", stepping, sizeof stepping);
-    cpuinfo_field("model name", name, sizeof name);
+    lc_cpuinfo_field("vendor_id", vendor, sizeof vendor);
+    lc_cpuinfo_field("cpu family", family, sizeof family);
+    lc_cpuinfo_field("model", model, sizeof model);
+    lc_cpuinfo_field("stepping", stepping, sizeof stepping);
+    lc_cpuinfo_field("model name", name, sizeof name);
     lc_cache_t l3 = {0};
     if (!lc_sysfs_cache(NULL, 0, 3, &l3))
         l3.size_bytes = 0;

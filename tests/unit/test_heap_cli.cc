@@ -66,7 +66,8 @@ TEST(HeapCli, JsonAndCompare)
     ASSERT_EQ(r.status, 0) << r.err;
     EXPECT_NE(r.out.find("\"pages\": \"4k\""), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("\"units_checked\": 16384"), std::string::npos) << r.out;
-    EXPECT_NE(r.out.find("\"locus_over_serial\""), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("\"schema\": \"locus-bench/1\""), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("\"series\": \"serial touch, 1 thread\""), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("\"resident_bytes\": 67108864"), std::string::npos) << r.out;
     r = run("heap --size 64M --pages auto --compare");
     ASSERT_EQ(r.status, 0) << r.err;

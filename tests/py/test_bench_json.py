@@ -1,0 +1,162 @@
+"""Every benchmark's --json is one record format (docs/bench-schema.json): each
+converted tool's real output validates, and holds the rows a reader expects;
+progress shows on a terminal only, never with -q."""
+import copy
+import json
+import os
+import select
+import subprocess
+import time
+
+import jsonschema
+import pytest
+
+from benchutil import ROOT, locus_bin
+from locus import bench
+
+
+def test_documented_schema_is_the_shipped_one():
+    with open(os.path.join(ROOT, "docs", "bench-schema.json")) as f:
+        assert json.load(f) == bench.load_schema(), \
+            "docs/bench-schema.json and python/locus/schema/bench.schema.json differ: copy one onto the other"
+    jsonschema.Draft202012Validator.check_schema(bench.load_schema())
+
+
+@pytest.mark.parametrize("name", ["copy", "heap", "heap-compare", "stream", "regcache"])
+def test_real_output_validates(records, name):
+    rec = records[name]
+    bench.validate(rec, name)
+    host = rec["host"]
+    assert host["cores"] >= 1 and host["numa_nodes"] >= 1 and host["kernel"] == os.uname().release
+    assert rec["command"][-1] == "--json"
+    assert rec["rows"], "no rows"
+    for row in rec["rows"] + rec["peers"]:
+        assert row["y"] is None or row["y"] >= 0, row
+
+
+def test_copy_rows(records):
+    rec = records["copy"]
+    assert rec["benchmark"] == "copy" and rec["params"]["sizes"] == "4K,64K" and rec["params"]["reps"] == 1
+    bw = [r for r in rec["rows"] if r["metric"] == "bandwidth"]
+    sel = [r for r in bw if r["series"] == "locus_copy (selector)"]
+    assert sorted(r["x"] for r in sel) == [4096, 65536]
+    assert all(r["highlight"] and r["x_unit"] == "bytes" and r["y_unit"] == "GB/s" and r["y"] > 0 for r in sel)
+    assert all(0 < r["extra"]["ratio"] < 10 for r in sel)
+    glibc = [r for r in rec["peers"] if r["series"] == "glibc memcpy"]
+    assert sorted(r["x"] for r in glibc) == [4096, 65536]
+    kernels = {r["series"] for r in bw} - {"locus_copy (selector)"}
+    assert "sse2" in kernels, kernels
+    pol = [r for r in rec["rows"] if r["metric"].startswith("re-read slowdown")]
+    assert len(pol) == 4 and all(isinstance(r["x"], str) and r["y_unit"] == "x" for r in pol)
+
+
+def test_heap_compare_rows(records):
+    plain, cmp = records["heap"], records["heap-compare"]
+    assert plain["peers"] == [] and plain["params"]["compare"] is False
+    assert plain["summary"]["resident_bytes"] == 64 << 20 and plain["summary"]["pages"] == "4k"
+    (row,) = cmp["rows"]
+    assert row["metric"] == "fault-in" and row["x"] == 64 << 20 and row["y"] > 0
+    assert {p["series"].split(",")[0] for p in cmp["peers"]} == {"serial touch", "memset limit"}
+    assert len(cmp["peers"]) == 3 and all(p["x"] == row["x"] for p in cmp["peers"])
+
+
+def test_stream_rows(records):
+    rec = records["stream"]
+    policies = {r["x"] for r in rec["rows"]}
+    assert {"interleave", "firsttouch, serial init", "local"} <= policies and len(policies) == 5
+    assert {r["stat"] for r in rec["rows"]} == {"median", "best"}
+    assert all("error" not in r.get("extra", {}) for r in rec["rows"])
+
+
+def test_regcache_rows(records):
+    rec = records["regcache"]
+    per_op = [r for r in rec["rows"] if r["metric"] == "time per op"]
+    assert [r["x"] for r in per_op] == ["same", "hit100", "hit10k", "below", "above", "above-rnd", "adjacent"]
+    assert all(r["y_unit"] == "ns/op" and r["y"] > 0 for r in per_op)
+    thr = [r for r in rec["rows"] if r["metric"].startswith("throughput")]
+    assert [r["x"] for r in thr] == ["1 thread", "2 threads"]
+    if rec["params"]["ucx"]:
+        assert {p["series"] for p in rec["peers"]} == {"ucs_rcache"}
+        assert all(p["peer"].startswith("UCX") for p in rec["peers"])
+    else:
+        assert any("ucs_rcache not run" in n for n in rec["notes"])
+
+
+def test_schema_rejects_what_a_plotter_cannot_read(records):
+    rec = records["copy"]
+    for mutate, needle in [
+        (lambda r: r["rows"][0].pop("y_unit"), "'y_unit' is a required property"),
+        (lambda r: r["rows"][0].update(y="fast"), "rows/0/y"),
+        (lambda r: r["host"].pop("kernel"), "'kernel' is a required property"),
+        (lambda r: r.update(schema="locus-bench/0"), "expected 'locus-bench/1'"),
+        (lambda r: r.update(extra_field=1), "extra_field"),
+    ]:
+        bad = copy.deepcopy(rec)
+        mutate(bad)
+        with pytest.raises(bench.RecordError, match=needle.replace("(", r"\(").replace(")", r"\)")):
+            bench.validate(bad, "bad.json")
+
+
+def test_bench_check_cli(records, tmp_path):
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps(records["stream"]))
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"schema": "locus-profile/1"}')
+    p = subprocess.run([os.sys.executable, "-m", "locus.bench", str(good), str(bad)],
+                       capture_output=True, text=True)
+    assert p.returncode == 1
+    assert f"{good}: ok (stream, 10 rows" in p.stdout
+    assert p.stderr.strip() == (f"locus bench: {bad}: not a locus benchmark record (schema 'locus-profile/1'; "
+                                "expected 'locus-bench/1') (a `locus profile` file: use python -m locus.report)")
+
+
+def _run_on_tty(args, timeout=120):
+    """Run with stderr on a pseudo-terminal, stdout a pipe; (status, stderr bytes)."""
+    import pty
+
+    master, slave = pty.openpty()
+    p = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=slave)
+    os.close(slave)
+    err, t_end = b"", time.monotonic() + timeout
+    while time.monotonic() < t_end:
+        r, _, _ = select.select([master], [], [], 0.2)
+        if r:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # the child closed the terminal
+                break
+            if not chunk:
+                break
+            err += chunk
+        elif p.poll() is not None:
+            break
+    os.close(master)
+    return p.wait(timeout=10), err
+
+
+def test_progress_on_a_terminal_only():
+    args = [locus_bin(), "stream", "--size", "128M", "--reps", "400", "--policy", "local"]
+    rc, err = _run_on_tty(args)
+    assert rc == 0
+    text = err.decode()
+    assert "triad: " in text and "/400 (" in text and "ETA" in text, text
+    assert text.endswith("\r\x1b[K"), "the progress line is cleared at the end: %r" % text[-40:]
+    rc, err = _run_on_tty(args + ["-q"])
+    assert rc == 0 and err == b"", err
+    p = subprocess.run(args, capture_output=True, text=True)  # not a terminal
+    assert p.returncode == 0 and p.stderr == ""
+
+
+def test_tune_json_validates(tmp_path):
+    """locus tune --json --dry-run (its self-test cache goes to a temporary XDG_CACHE_HOME)."""
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path))
+    p = subprocess.run([locus_bin(), "tune", "--reps", "1", "--dry-run", "--json"], capture_output=True,
+                       text=True, env=env, timeout=300)
+    assert p.returncode == 0 and p.stderr == "", p.stderr
+    rec = json.loads(p.stdout)
+    bench.validate(rec, "tune")
+    assert rec["params"]["dry_run"] is True
+    assert {r["series"] for r in rec["peers"]} == {"glibc memcpy"}
+    assert "locus_copy tuned" in {r["series"] for r in rec["rows"]}
+    assert rec["summary"]["heap_fault_order"] in ("first", "last") or not any(
+        r["metric"].startswith("fault-in") for r in rec["rows"])
