@@ -92,7 +92,7 @@ static double chosen(const locus_copy_selftest_t *s, uint64_t nt_min, int i)
     return s->sizes[i] >= nt_min && s->nt_gbps[i] > 0 ? s->nt_gbps[i] : s->glibc_gbps[i];
 }
 
-static int tune_copy(tune_t *t, int reps)
+static int tune_copy(tune_t *t, int reps, bool save)
 {
     locus_copy_ctx_t *ctx;
     locus_copy_params_t before;
@@ -104,7 +104,7 @@ static int tune_copy(tune_t *t, int reps)
     locus_copy_selftest_t s;
     double t0 = lc_now_s();
     progress_ticker_t *tick = progress_ticker_start("copy: NT stores vs glibc", 0.25 * reps);
-    st = locus_copy_selftest(reps, true, &s);
+    st = locus_copy_selftest(reps, save, &s); /* --dry-run leaves the cache alone too */
     progress_ticker_stop(tick);
     if (st)
         return cli_fail("tune", st);
@@ -258,7 +258,7 @@ int locus_cmd_tune(int argc, char **argv)
     double t0 = lc_now_s();
     int rc = 0;
     if (strstr(only, "copy"))
-        rc |= tune_copy(&t, reps);
+        rc |= tune_copy(&t, reps, !dry);
     if (!rc && strstr(only, "heap"))
         rc |= tune_heap(&t, reps);
     if (rc) {

@@ -17,7 +17,7 @@ expect() { # expect RC PATTERN -- command...
 }
 export LOCUS_COPY_CALIBRATION=none
 
-expect 1 "LOCUS_COPY_NT_MIN='12Q': expected 'auto' or a size" -- env LOCUS_COPY_NT_MIN=12Q "$L" config --check
+expect 1 "LOCUS_COPY_NT_MIN='12Q': expected 'auto', 'never' or a size" -- env LOCUS_COPY_NT_MIN=12Q "$L" config --check
 expect 1 "LOCUS_COPY_ISA='avx3'" -- env LOCUS_COPY_ISA=avx3 "$L" config --check
 expect 1 "LOCUS_COPY_KERNEL='avx9': expected one of auto|libc" -- env LOCUS_COPY_KERNEL=avx9 "$L" bench copy --sizes 64 --reps 1
 expect 0 "LOCUS_COPY_NT_MIN_FAR" -- "$L" config
