@@ -162,7 +162,18 @@ static locus_status_t open_cache(rdma_md_t *md)
     ra.backend = LOCUS_REG_BACKEND_VERBS;
     ra.device = md->devname;
     ra.pd = md->pd;
-    return locus_reg_cache_create(&ra, &md->cache);
+    if ((st = locus_reg_cache_create(&ra, &md->cache)))
+        return st;
+    /* Without the memory hooks nothing tells the cache that a buffer was
+     * freed and its address reused: a cached registration would send the old
+     * pages. Then every non-heap buffer is registered afresh (correct, and
+     * what LOCUS_RMA_REG=none costs); linking liblocus_hooks restores reuse. */
+    locus_reg_stats_t rs;
+    md->cache_trusted = locus_reg_stats(md->cache, &rs) == LOCUS_OK && rs.hooks;
+    if (!md->cache_trusted)
+        lc_note(&md->notes, "no memory hooks (liblocus_hooks not linked or preloaded): buffers outside "
+                "the heap are registered for each transfer");
+    return LOCUS_OK;
 }
 
 locus_status_t rdma_md_open(const rdma_attr_t *attr, rdma_md_t **out)

@@ -124,6 +124,8 @@ static locus_status_t local_buf(rdma_ep_t *ep, void *p, size_t len, bool dest, l
         return LOCUS_OK;
     }
     unsigned acc = dest ? LOCUS_REG_LOCAL_WRITE : 0;
+    if (!md->cache_trusted) /* no hooks: an old registration may hold old pages */
+        locus_reg_invalidate(md->cache, p, len);
     locus_status_t st = locus_reg_get(md->cache, p, len, acc, &lb->reg);
     if (st == LOCUS_ERR_NO_SPACE) {
         /* capacity held by requests in flight: complete them, try once more */

@@ -48,6 +48,7 @@ struct rdma_md {
     struct ibv_pd *pd;
     rdma_md_info_t info;
     locus_reg_cache_t *cache;
+    bool cache_trusted;   /* the memory hooks keep the cache from going stale */
     rdma_pool_t pool;
     struct { char *base; uint64_t len; uint32_t lkey, rkey; } heap;
     int nifaces;
