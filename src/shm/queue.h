@@ -55,7 +55,11 @@ typedef struct shmq_rx {
 } shmq_rx_t;
 
 /* Payload copy used for copy-in/copy-out (set to the shm copy shim). */
-typedef void (*shmq_copy_fn)(void *dst, const void *src, size_t n, int dir);
+typedef enum shmq_dir {
+    SHMQ_IN = 0,  /* a sender's payload into the cells */
+    SHMQ_OUT = 1, /* the receiver's copy out of the cells */
+} shmq_dir_t;
+typedef void (*shmq_copy_fn)(void *dst, const void *src, size_t n, shmq_dir_t dir);
 
 /* Set up a view over `mem` (SHMQ_CTL_BYTES + ncells * SHMQ_CELL bytes). */
 void shmq_view(shmq_t *q, void *mem, uint64_t ncells, uint32_t max_len, uint64_t salt);
@@ -148,9 +152,9 @@ static inline void shmq_post(shmq_t *q, uint64_t pos, const shmq_hdr_t *h, const
         uint64_t ring = q->ncells * SHMQ_CELL;
         uint64_t start = ((pos + 1) & q->mask) * SHMQ_CELL;
         uint64_t n1 = rest < ring - start ? rest : ring - start;
-        copy(q->cells + start, p + first, n1, 0);
+        copy(q->cells + start, p + first, n1, SHMQ_IN);
         if (n1 < rest)
-            copy(q->cells, p + first + n1, rest - n1, 0);
+            copy(q->cells, p + first + n1, rest - n1, SHMQ_IN);
     }
     shmq_fill_cell(c, h, p, first);
     __atomic_store_n(&c->seq, (pos + 1) ^ q->salt, __ATOMIC_RELEASE);
@@ -191,9 +195,9 @@ static inline void shmq_read(shmq_t *q, const shmq_rx_t *rx, uint64_t off, void 
         locus_copy_tiny(dst, q->cells + start, n);
         return;
     }
-    copy(dst, q->cells + start, n1, 1);
+    copy(dst, q->cells + start, n1, SHMQ_OUT);
     if (n1 < n)
-        copy((unsigned char *)dst + n1, q->cells, n - n1, 1);
+        copy((unsigned char *)dst + n1, q->cells, n - n1, SHMQ_OUT);
 }
 
 static inline void shmq_publish_head(shmq_t *q, shmq_rx_t *rx)

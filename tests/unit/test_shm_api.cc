@@ -187,7 +187,7 @@ TEST(ShmApi, PeerDeathIsReportedNotHung)
 }
 
 namespace {
-void raw_copy(void *d, const void *s, size_t n, int) { memcpy(d, s, n); }
+void raw_copy(void *d, const void *s, size_t n, shmq_dir_t) { memcpy(d, s, n); }
 
 // Rank 1 plays a hostile peer: it writes a crafted message straight into rank
 // 0's ring; rank 0 must stop with LOCUS_ERR_CORRUPT, never touch memory outside.
