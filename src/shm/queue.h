@@ -68,8 +68,6 @@ void shmq_format(shmq_t *q);
 
 static inline uint64_t shmq_cells_for(uint64_t len) { return (SHMQ_HDR + len + SHMQ_CELL - 1) / SHMQ_CELL; }
 
-/* Sender: claim cells for a `len`-byte payload. false when the ring is full
- * (retry later). *cached_head is the sender's private copy of head. */
 /* Single-producer claim (a fast box has one sender): no CAS, the tail is the
  * sender's private *tail; the shared tail line is never touched. */
 static inline bool shmq_claim_sp(const shmq_t *q, uint64_t *tail, uint64_t *cached_head, uint32_t len,
@@ -85,20 +83,14 @@ static inline bool shmq_claim_sp(const shmq_t *q, uint64_t *tail, uint64_t *cach
     *tail = t + k;
     return true;
 }
-/* Sender: write header fields and payload at a claimed position, then publish. */
-/* Convenience: claim + post; false if full. */
+/* Sender: claim + post; false if full. */
 bool shmq_send(shmq_t *q, uint64_t *cached_head, const shmq_hdr_t *h, const void *payload,
                shmq_copy_fn copy);
 
-/* Receiver: the header at head if published, else NULL. Sets *corrupt when the
- * header's length exceeds max_len (then do not consume; the ring is broken). */
-/* Receiver: copy n payload bytes starting at payload offset `off` of the
- * message at head (handles wrap). */
-/* Receiver: release the message at head (len = its payload length). */
-/* Receiver: store head to shared memory if it moved (done when idle). */
-
 /* ---- hot operations (inline: they are the per-message path) ---- */
 
+/* Sender: claim cells for a `len`-byte payload. false when the ring is full
+ * (retry later). *cached_head is the sender's private copy of head. */
 static inline bool shmq_claim(shmq_t *q, uint64_t *cached_head, uint32_t len, uint64_t *pos)
 {
     uint64_t k = shmq_cells_for(len);
@@ -138,6 +130,7 @@ static inline void shmq_fill_cell(shmq_hdr_t *c, const shmq_hdr_t *h, const void
         locus_copy_tiny((unsigned char *)c + SHMQ_HDR, payload, n);
 }
 
+/* Sender: write header fields and payload at a claimed position, then publish. */
 static inline void shmq_post(shmq_t *q, uint64_t pos, const shmq_hdr_t *h, const void *payload,
                shmq_copy_fn copy)
 {
@@ -174,6 +167,8 @@ static inline bool shmq_ready(const shmq_t *q, const shmq_rx_t *rx)
     return __atomic_load_n(&shmq_head_cell(q, rx)->seq, __ATOMIC_ACQUIRE) == ((rx->head + 1) ^ q->salt);
 }
 
+/* Receiver: the header at head if published, else NULL. Sets *corrupt when the
+ * header's length exceeds max_len (then do not consume; the ring is broken). */
 static inline const shmq_hdr_t *shmq_peek(shmq_t *q, shmq_rx_t *rx, bool *corrupt)
 {
     shmq_hdr_t *c = shmq_head_cell(q, rx);
@@ -183,6 +178,8 @@ static inline const shmq_hdr_t *shmq_peek(shmq_t *q, shmq_rx_t *rx, bool *corrup
     return c;
 }
 
+/* Receiver: copy n payload bytes starting at payload offset `off` of the
+ * message at head (handles wrap). */
 static inline void shmq_read(shmq_t *q, const shmq_rx_t *rx, uint64_t off, void *dst, size_t n,
                shmq_copy_fn copy)
 {
@@ -200,6 +197,7 @@ static inline void shmq_read(shmq_t *q, const shmq_rx_t *rx, uint64_t off, void 
         copy((unsigned char *)dst + n1, q->cells, n - n1, SHMQ_OUT);
 }
 
+/* Receiver: store head to shared memory if it moved (done when idle). */
 static inline void shmq_publish_head(shmq_t *q, shmq_rx_t *rx)
 {
     if (rx->published != rx->head) {
@@ -208,6 +206,7 @@ static inline void shmq_publish_head(shmq_t *q, shmq_rx_t *rx)
     }
 }
 
+/* Receiver: release the message at head (len = its payload length). */
 static inline void shmq_consume(shmq_t *q, shmq_rx_t *rx, uint32_t len)
 {
     rx->head += shmq_cells_for(len);
