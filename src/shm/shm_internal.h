@@ -296,6 +296,7 @@ int shm_drain(locus_shm_ep_t *ep, shmq_t *q, shmq_rx_t *rx, int owner);
 locus_status_t shm_on_message(locus_shm_ep_t *ep, const shm_msg_t *m);
 /* An eager message (payload wherever m says) into a posted receive or the unexpected list. */
 locus_status_t shm_on_eager(locus_shm_ep_t *ep, const shm_msg_t *m);
+/* n bytes of m's payload (from its start) into dst. */
 void shm_msg_read(const locus_shm_ep_t *ep, const shm_msg_t *m, void *dst, size_t n);
 
 /* progress.c */
