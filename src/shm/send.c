@@ -114,10 +114,10 @@ locus_status_t shm_isend(locus_shm_ep_t *ep, int dst, uint64_t tag, const void *
     r->len = len;
     r->proto = len <= ep->plan.eager_bytes ? MT_EAGER : MT_RTS;
     *req = r;
-    bool idle = !ep->send.queue[dst].head; /* nothing queued ahead: may post now */
-    if (by_ref && len >= ep->ref.min && ep->ref.min && r->proto == MT_EAGER && idle && shm_ref_send(ep, r))
+    bool first = !ep->send.queue[dst].head; /* nothing queued ahead: it may go now */
+    if (by_ref && len >= ep->ref.min && ep->ref.min && r->proto == MT_EAGER && first && shm_ref_send(ep, r))
         return LOCUS_OK;
-    if (r->proto == MT_EAGER && idle) {
+    if (r->proto == MT_EAGER && first) {
         /* Eager with nothing queued ahead: straight into the box or ring. */
         shmq_hdr_t h = {.src = (uint16_t)ep->rank, .type = MT_EAGER, .len = (uint32_t)len, .tag = tag};
         if (shm_send_matchable(ep, dst, &h, buf, shm_copy_for(ep, dst))) {
