@@ -3,6 +3,7 @@
  * (shm_on_message); matching of eager and rendezvous messages against posted
  * receives (else the unexpected list), and locus_shm_irecv. */
 #include "shm/shm_internal.h"
+#include "shm/ref.h"
 
 #include "core/error.h"
 

@@ -3,6 +3,7 @@
  * is decided by its protocol: eager (here), rendezvous descriptor (rndv.c),
  * fragments (frag.c), reference (ref.c). */
 #include "shm/shm_internal.h"
+#include "shm/ref.h"
 
 #include "core/error.h"
 

@@ -14,7 +14,7 @@
  *   rndv.c               rendezvous: heap copy, CMA, auto CMA-or-pipeline
  *   frag.c               the pipelined copy (fragments through the ring)
  *   split.c              split copy of heap-to-heap rendezvous
- *   ref.c                sends by reference
+ *   ref.h/ref.c          sends by reference
  *   fbox.h/fbox.c        fast boxes and mailboxes
  *   fast.c               blocking send/recv fast paths
  */
@@ -328,10 +328,7 @@ locus_status_t shm_split_recv(locus_shm_ep_t *ep, int src, uint64_t msgid, unsig
                               uint64_t dst_off, const unsigned char *from, uint64_t n);
 locus_status_t shm_on_help(locus_shm_ep_t *ep, const shm_msg_t *m);
 
-/* ref.c */
-/* Post r by reference; false = send it the usual way. */
-bool shm_ref_send(locus_shm_ep_t *ep, locus_shm_req_t *r);
-locus_status_t shm_on_ref(locus_shm_ep_t *ep, const shm_msg_t *m);
+/* ref.c (the per-message operations are inline in ref.h) */
 /* Complete the sends by reference a box head has passed (peer -1: all). */
 int shm_ref_check(locus_shm_ep_t *ep, int peer);
 
