@@ -197,7 +197,7 @@ static __attribute__((noinline)) locus_status_t send_slow(locus_shm_ep_t *ep, in
 {
     locus_shm_req_t *r;
     /* A blocking send completes on its own (eager): never by reference. */
-    locus_status_t st = shm_isend(ep, dst, tag, buf, len, &r, false);
+    locus_status_t st = shm_isend_copy(ep, dst, tag, buf, len, &r);
     return st ? st : locus_shm_wait(ep, r, NULL);
 }
 

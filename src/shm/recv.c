@@ -20,13 +20,13 @@ void shm_msg_read(const locus_shm_ep_t *ep, const shm_msg_t *m, void *dst, size_
 
 /* ---------- matching ---------- */
 
-static bool tag_match(const locus_shm_req_t *r, int src, uint64_t tag)
+static inline bool tag_match(const locus_shm_req_t *r, int src, uint64_t tag)
 {
     return (r->peer == LOCUS_SHM_ANY_SOURCE || r->peer == src) &&
            (r->tag == LOCUS_SHM_ANY_TAG || r->tag == tag);
 }
 
-static locus_shm_req_t *match_posted(locus_shm_ep_t *ep, int src, uint64_t tag)
+static inline locus_shm_req_t *match_posted(locus_shm_ep_t *ep, int src, uint64_t tag)
 {
     for (locus_shm_req_t *r = ep->match.posted.head; r; r = r->next)
         if (tag_match(r, src, tag)) {

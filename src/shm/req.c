@@ -15,16 +15,6 @@ locus_shm_req_t *shm_find_by_msgid(shm_list_t *l, int peer, uint64_t msgid, bool
     return NULL;
 }
 
-locus_status_t shm_check_peer_arg(const locus_shm_ep_t *ep, int peer, bool any_ok, const char *what)
-{
-    if (!ep)
-        return lc_err(LOCUS_ERR_INVALID, "endpoint NULL: expected one from locus_shm_init");
-    if ((peer < 0 || peer >= ep->size) && !(any_ok && peer == LOCUS_SHM_ANY_SOURCE))
-        return lc_err(LOCUS_ERR_INVALID, "%s %d: expected 0..%d%s", what, peer, ep->size - 1,
-                      any_ok ? " or LOCUS_SHM_ANY_SOURCE" : "");
-    return LOCUS_OK;
-}
-
 /* ---------- failure ---------- */
 
 locus_status_t shm_fatal_err(locus_shm_ep_t *ep)

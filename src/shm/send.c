@@ -89,8 +89,8 @@ int shm_progress_tx(locus_shm_ep_t *ep)
     return did;
 }
 
-locus_status_t shm_isend(locus_shm_ep_t *ep, int dst, uint64_t tag, const void *buf, size_t len,
-                         locus_shm_req_t **req, bool by_ref)
+static locus_status_t isend(locus_shm_ep_t *ep, int dst, uint64_t tag, const void *buf, size_t len,
+                            locus_shm_req_t **req, bool by_ref)
 {
     locus_status_t st = shm_check_peer_arg(ep, dst, false, "destination rank");
     if (st)
@@ -135,5 +135,11 @@ locus_status_t shm_isend(locus_shm_ep_t *ep, int dst, uint64_t tag, const void *
 locus_status_t locus_shm_isend(locus_shm_ep_t *ep, int dst, uint64_t tag, const void *buf, size_t len,
                                locus_shm_req_t **req)
 {
-    return shm_isend(ep, dst, tag, buf, len, req, true);
+    return isend(ep, dst, tag, buf, len, req, true);
+}
+
+locus_status_t shm_isend_copy(locus_shm_ep_t *ep, int dst, uint64_t tag, const void *buf, size_t len,
+                              locus_shm_req_t **req)
+{
+    return isend(ep, dst, tag, buf, len, req, false);
 }

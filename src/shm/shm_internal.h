@@ -30,6 +30,7 @@
 #include <sys/types.h>
 
 #include "core/clock.h"
+#include "core/error.h"
 #include "core/notes.h"
 #include "shm/fbox.h"
 #include "shm/msg.h"
@@ -260,6 +261,17 @@ static inline unsigned char *shm_heap_of(const locus_shm_ep_t *ep, int r, uint64
     return ep->base + ep->lay.heaps + (uint64_t)r * ep->plan.heap_bytes + off;
 }
 
+/* A peer argument of the API: 0..size-1 (or ANY_SOURCE when any_ok). */
+static inline locus_status_t shm_check_peer_arg(const locus_shm_ep_t *ep, int peer, bool any_ok, const char *what)
+{
+    if (!ep)
+        return lc_err(LOCUS_ERR_INVALID, "endpoint NULL: expected one from locus_shm_init");
+    if ((peer < 0 || peer >= ep->size) && !(any_ok && peer == LOCUS_SHM_ANY_SOURCE))
+        return lc_err(LOCUS_ERR_INVALID, "%s %d: expected 0..%d%s", what, peer, ep->size - 1,
+                      any_ok ? " or LOCUS_SHM_ANY_SOURCE" : "");
+    return LOCUS_OK;
+}
+
 /* ---------- what the role files offer each other ---------- */
 
 /* pool.c: the block table (init / free with the endpoint). */
@@ -274,7 +286,6 @@ locus_status_t shm_set_corrupt(locus_shm_ep_t *ep, int src, const char *what);
 void shm_fail_all(locus_shm_ep_t *ep);
 /* `peer` finalized and left: what it sent is handed out, what waits for it fails. */
 void shm_fail_peer_ops(locus_shm_ep_t *ep, int peer);
-locus_status_t shm_check_peer_arg(const locus_shm_ep_t *ep, int peer, bool any_ok, const char *what);
 /* The request of l from/to `peer` (by source when recv) with this rendezvous id. */
 locus_shm_req_t *shm_find_by_msgid(shm_list_t *l, int peer, uint64_t msgid, bool recv);
 
@@ -284,8 +295,9 @@ void shm_submit(locus_shm_ep_t *ep, locus_shm_req_t *r);
 /* A control message; with_data: {d0, d1} travels as its payload. */
 locus_status_t shm_send_ctrl(locus_shm_ep_t *ep, int dst, int type, uint64_t aux, int flags,
                              bool with_data, uint64_t d0, uint64_t d1);
-locus_status_t shm_isend(locus_shm_ep_t *ep, int dst, uint64_t tag, const void *buf, size_t len,
-                         locus_shm_req_t **req, bool by_ref);
+/* locus_shm_isend, never by reference (a blocking send completes on its own). */
+locus_status_t shm_isend_copy(locus_shm_ep_t *ep, int dst, uint64_t tag, const void *buf, size_t len,
+                              locus_shm_req_t **req);
 int shm_progress_tx(locus_shm_ep_t *ep);
 
 /* recv.c */
