@@ -148,10 +148,11 @@ LOCUS_API locus_status_t locus_shm_recv(locus_shm_ep_t *ep, int src, uint64_t ta
 LOCUS_API locus_status_t locus_shm_barrier(locus_shm_ep_t *ep);
 
 /* What an endpoint did since init, by path. A received message is counted
- * by the receiver on the path that carried it (bytes: the messages' lengths),
- * once its payload is taken (eager, by reference) or its copy is started
- * (rendezvous); the sender counts its sends by reference and the pieces of
- * split copies it took. */
+ * by the receiver on the path that carried it (bytes: the messages' lengths):
+ * eager and by reference once its payload is taken (into the receive or the
+ * unexpected list), a rendezvous once its copy has a path (a CMA read the
+ * kernel refuses counts as pipeline). The sender counts its sends by
+ * reference and the pieces of split copies it took. */
 typedef struct locus_shm_stats {
     uint64_t eager_msgs, eager_bytes; /* in ring or fast-box cells (mailbox included) */
     uint64_t mailbox_msgs;            /* of those, through a fast box's one-cell mailbox */
