@@ -2,7 +2,8 @@
  * and 1 of `locus run -n 2 --bind core -- locus bench <what>` (or mpirun).
  * Every figure is the median of --reps repetitions. --json prints a list of
  * {size, lat_us, mbps, msgps}: pingpong gives one-way latency (mbps = size /
- * latency), bw and msgrate stream windows of --window non-blocking sends. */
+ * latency), bw and msgrate stream windows of --window non-blocking sends.
+ * --stats: each rank's locus_shm_stats at the end (which path carried what). */
 #include "cli.h"
 
 #include <locus/locus.h>
@@ -23,7 +24,7 @@ typedef struct {
     size_t sizes[64];
     int nsizes;
     int reps, window;
-    bool json, heap, touch;
+    bool json, heap, touch, stats;
     const char *name;
 } bench_opts_t;
 
@@ -38,7 +39,7 @@ static void usage(const char *name, FILE *out)
 {
     fprintf(out,
             "usage: locus run -n 2 --bind core -- locus bench %s [--sizes LIST | --min S --max S]\n"
-            "         [--reps R] [--window W] [--mem heap|private] [--touch] [--json]\n"
+            "         [--reps R] [--window W] [--mem heap|private] [--touch] [--stats] [--json]\n"
             "  --sizes  comma-separated sizes (K/M suffixes); default powers of two from\n"
             "           %s to %s\n"
             "  --mem    heap: buffers from locus_shm_alloc (large messages: one plain copy from\n"
@@ -48,7 +49,10 @@ static void usage(const char *name, FILE *out)
             "  --touch  bw/msgrate: the sender writes every message before sending it (each\n"
             "           window slot its own buffer) and the receiver reads it after, as an\n"
             "           application would; without it the same untouched buffer is re-sent\n"
-            "           (OSU style)\n",
+            "           (OSU style)\n"
+            "  --stats  at the end, each rank's counters on stderr: messages and bytes it\n"
+            "           received by path (eager, by reference, heap / CMA / pipelined\n"
+            "           rendezvous, split copies), sends by reference, fast boxes\n",
             name, strcmp(name, "pingpong") ? "8" : "0", strcmp(name, "msgrate") ? "4M" : "64K");
 }
 
@@ -64,6 +68,8 @@ static int parse_args(int argc, char **argv, bench_opts_t *o)
             return 0;
         } else if (!strcmp(a, "--json")) {
             o->json = true;
+        } else if (!strcmp(a, "--stats")) {
+            o->stats = true;
         } else if (!strcmp(a, "--touch")) {
             if (o->what == PINGPONG)
                 return cli_usage_error("bench", "--touch: for bw and msgrate only");
@@ -184,6 +190,32 @@ static double run_window(locus_shm_ep_t *ep, unsigned char *sb, unsigned char *r
     return lc_now_s() - t0;
 }
 
+/* --stats: rank 0's line, then rank 1's (barriers keep them in order). */
+static int print_stats(locus_shm_ep_t *ep, const char *name)
+{
+    locus_shm_stats_t s;
+    for (int r = 0; r < locus_shm_size(ep); r++) {
+        CHECK(locus_shm_barrier(ep));
+        if (r != locus_shm_rank(ep))
+            continue;
+        CHECK(locus_shm_stats(ep, &s));
+        fprintf(stderr,
+                "locus bench %s: rank %d received: eager %llu (%.1f MB, mailbox %llu), by reference %llu "
+                "(%.1f MB), rendezvous heap %llu (%.1f MB, split %llu) CMA %llu (%.1f MB) pipeline %llu "
+                "(%.1f MB); split pieces taken %llu as receiver, %llu as sender; sent by reference %llu; "
+                "fast boxes held %u, polled %u; auto rates CMA %.2f, pipeline %.2f GB/s\n",
+                name, r, (unsigned long long)s.eager_msgs, s.eager_bytes / 1e6,
+                (unsigned long long)s.mailbox_msgs, (unsigned long long)s.ref_msgs, s.ref_bytes / 1e6,
+                (unsigned long long)s.heap_msgs, s.heap_bytes / 1e6, (unsigned long long)s.split_msgs,
+                (unsigned long long)s.cma_msgs, s.cma_bytes / 1e6, (unsigned long long)s.pipe_msgs,
+                s.pipe_bytes / 1e6, (unsigned long long)s.split_pieces_recv,
+                (unsigned long long)s.split_pieces_sent, (unsigned long long)s.ref_sent, s.fboxes_claimed,
+                s.fboxes_polled, s.cma_gbps, s.pipe_gbps);
+        fflush(stderr);
+    }
+    return 0;
+}
+
 static int bench_main(int argc, char **argv, int what)
 {
     bench_opts_t o = {.what = what, .reps = 7, .window = 64, .heap = true, .name = argv[0]};
@@ -267,6 +299,8 @@ static int bench_main(int argc, char **argv, int what)
     const char *notes = locus_shm_notes(ep);
     if (me == 0 && *notes)
         fprintf(stderr, "locus bench %s: %s", o.name, notes);
+    if (!rc && o.stats)
+        rc = print_stats(ep, o.name);
     if (!rc)
         locus_shm_barrier(ep);
     if (!o.heap) {

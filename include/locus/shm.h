@@ -147,6 +147,30 @@ LOCUS_API locus_status_t locus_shm_recv(locus_shm_ep_t *ep, int src, uint64_t ta
 /* All local processes; progresses while waiting. */
 LOCUS_API locus_status_t locus_shm_barrier(locus_shm_ep_t *ep);
 
+/* What an endpoint did since init, by path. A received message is counted
+ * by the receiver on the path that carried it (bytes: the messages' lengths):
+ * eager and by reference once its payload is taken (into the receive or the
+ * unexpected list), a rendezvous once its copy has a path (a CMA read the
+ * kernel refuses counts as pipeline). The sender counts its sends by
+ * reference and the pieces of split copies it took. */
+typedef struct locus_shm_stats {
+    uint64_t eager_msgs, eager_bytes; /* in ring or fast-box cells (mailbox included) */
+    uint64_t mailbox_msgs;            /* of those, through a fast box's one-cell mailbox */
+    uint64_t ref_msgs, ref_bytes;     /* by reference: copied from the sender's shared heap */
+    uint64_t heap_msgs, heap_bytes;   /* rendezvous, one copy from the sender's shared heap */
+    uint64_t split_msgs;              /* of those, copied by both sides (split copy, LOCUS_SHM_SPLIT) */
+    uint64_t cma_msgs, cma_bytes;     /* rendezvous by process_vm_readv */
+    uint64_t pipe_msgs, pipe_bytes;   /* rendezvous by the pipelined copy through the ring */
+    uint64_t split_pieces_recv;       /* split copy pieces this process took as the receiver */
+    uint64_t split_pieces_sent;       /* ... and as the sender, for its receivers */
+    uint64_t ref_sent;                /* sends this process posted by reference (LOCUS_SHM_REF) */
+    uint32_t fboxes_claimed;          /* fast boxes this process holds (claimed, announced) in peers' pools */
+    uint32_t fboxes_polled;           /* boxes of its own pool that peers announced */
+    double cma_gbps, pipe_gbps;       /* LOCUS_SHM_CMA=auto's recent rate of each way; 0 = not measured */
+} locus_shm_stats_t;
+
+LOCUS_API locus_status_t locus_shm_stats(const locus_shm_ep_t *ep, locus_shm_stats_t *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,25 +1,21 @@
-/* Endpoint lifetime, accessors and the shared heap allocator. */
+/* Endpoint lifetime (init, finalize), accessors and locus_shm_stats. */
 #include "shm/shm_internal.h"
 
 #include "core/config.h"
 #include "core/error.h"
 
-#include <errno.h>
-#include <sched.h>
-#include <stdlib.h>
-#include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 static void ep_free(locus_shm_ep_t *ep)
 {
-    if (ep->pfds)
+    if (ep->peer.pfd)
         for (int r = 0; r < ep->size; r++)
-            if (ep->pfds[r].fd >= 0)
-                close(ep->pfds[r].fd);
-    while (ep->unexp_head) {
-        shm_unexp_t *u = ep->unexp_head;
-        ep->unexp_head = u->next;
+            if (ep->peer.pfd[r].fd >= 0)
+                close(ep->peer.pfd[r].fd);
+    while (ep->match.unexp_head) {
+        shm_unexp_t *u = ep->match.unexp_head;
+        ep->match.unexp_head = u->next;
         free(u);
     }
     while (ep->free_reqs) {
@@ -28,48 +24,66 @@ static void ep_free(locus_shm_ep_t *ep)
         free(r);
     }
     free(ep->q);
-    free(ep->fbtx);
-    free(ep->fbrx);
-    free(ep->fbrx_of);
-    free(ep->rxseq);
     free(ep->cached_head);
-    free(ep->sendq);
-    free(ep->cma_bad);
-    free(ep->gone);
-    free(ep->far);
-    free(ep->pids);
-    free(ep->pfds);
-    free(ep->blks);
+    free(ep->peer.pid);
+    free(ep->peer.pfd);
+    free(ep->peer.gone);
+    free(ep->peer.far);
+    free(ep->send.queue);
+    free(ep->match.rxseq);
+    free(ep->fbox.tx);
+    free(ep->fbox.rx);
+    free(ep->fbox.rx_of);
+    free(ep->cma.refused);
+    shm_pool_free(ep);
     lc_notes_free(&ep->notes);
     free(ep);
 }
 
+/* The per-peer arrays and the heap's block table. */
 static locus_status_t alloc_private(locus_shm_ep_t *ep)
 {
     size_t n = (size_t)ep->size;
     ep->q = calloc(n, sizeof *ep->q);
     ep->cached_head = calloc(n, sizeof *ep->cached_head);
-    ep->sendq = calloc(n, sizeof *ep->sendq);
-    ep->cma_bad = calloc(n, sizeof *ep->cma_bad);
-    ep->gone = calloc(n, sizeof *ep->gone);
-    ep->far = calloc(n, sizeof *ep->far);
-    ep->pids = calloc(n, sizeof *ep->pids);
-    ep->pfds = calloc(n, sizeof *ep->pfds);
-    ep->fbtx = calloc(n, sizeof *ep->fbtx);
-    ep->fbrx = calloc(ep->plan.fboxes ? ep->plan.fboxes : 1, sizeof *ep->fbrx);
-    ep->fbrx_of = malloc(n * sizeof *ep->fbrx_of);
-    ep->rxseq = calloc(n, sizeof *ep->rxseq);
-    ep->cap_blks = 16;
-    ep->blks = calloc((size_t)ep->cap_blks, sizeof *ep->blks);
-    if (!ep->q || !ep->cached_head || !ep->sendq || !ep->cma_bad || !ep->gone || !ep->far || !ep->pids ||
-        !ep->pfds || !ep->blks || !ep->fbtx || !ep->fbrx || !ep->fbrx_of || !ep->rxseq)
+    ep->peer.pid = calloc(n, sizeof *ep->peer.pid);
+    ep->peer.pfd = calloc(n, sizeof *ep->peer.pfd);
+    ep->peer.gone = calloc(n, sizeof *ep->peer.gone);
+    ep->peer.far = calloc(n, sizeof *ep->peer.far);
+    ep->send.queue = calloc(n, sizeof *ep->send.queue);
+    ep->match.rxseq = calloc(n, sizeof *ep->match.rxseq);
+    ep->fbox.tx = calloc(n, sizeof *ep->fbox.tx);
+    ep->fbox.rx = calloc(ep->plan.fboxes ? ep->plan.fboxes : 1, sizeof *ep->fbox.rx);
+    ep->fbox.rx_of = malloc(n * sizeof *ep->fbox.rx_of);
+    ep->cma.refused = calloc(n, sizeof *ep->cma.refused);
+    if (!ep->q || !ep->cached_head || !ep->peer.pid || !ep->peer.pfd || !ep->peer.gone || !ep->peer.far ||
+        !ep->send.queue || !ep->match.rxseq || !ep->fbox.tx || !ep->fbox.rx || !ep->fbox.rx_of ||
+        !ep->cma.refused)
         return lc_err(LOCUS_ERR_NO_MEMORY, "shm endpoint bookkeeping for %d processes", ep->size);
     for (size_t r = 0; r < n; r++) {
-        ep->pfds[r].fd = -1;
-        ep->fbrx_of[r] = -1;
-        ep->fbtx[r].state = ep->plan.fboxes ? FB_NONE : FB_NEVER;
+        ep->peer.pfd[r].fd = -1;
+        ep->fbox.rx_of[r] = -1;
+        ep->fbox.tx[r].state = ep->plan.fboxes ? FB_NONE : FB_NEVER;
     }
-    return LOCUS_OK;
+    return shm_pool_init(ep);
+}
+
+/* Once attached: views of every ring, the peers' pids, pidfds and placement. */
+static void connect_peers(locus_shm_ep_t *ep)
+{
+    shm_proc_t *me = &ep->procs[ep->rank];
+    for (int r = 0; r < ep->size; r++) {
+        shmq_view(&ep->q[r], ep->base + ep->lay.queues + (uint64_t)r * ep->lay.queue_stride,
+                  ep->lay.ncells, ep->lay.max_len, ep->hdr->salt);
+        ep->peer.pid[r] = __atomic_load_n(&ep->procs[r].pid, __ATOMIC_ACQUIRE);
+        if (r == ep->rank)
+            continue;
+        /* A pidfd turns readable when the peer exits: one poll() checks them all. */
+        ep->peer.pfd[r].fd = (int)syscall(SYS_pidfd_open, ep->peer.pid[r], 0);
+        ep->peer.pfd[r].events = POLLIN;
+        /* Unknown L3 (-1) counts as shared, as the copy module does. */
+        ep->peer.far[r] = me->l3 >= 0 && ep->procs[r].l3 >= 0 && ep->procs[r].l3 != me->l3;
+    }
 }
 
 locus_status_t locus_shm_init(const locus_shm_opts_t *opts, locus_shm_ep_t **out)
@@ -102,30 +116,16 @@ locus_status_t locus_shm_init(const locus_shm_opts_t *opts, locus_shm_ep_t **out
         ep_free(ep);
         return st;
     }
-    ep->cma_mode = mode;
-    ep->split_min = split;
-    ep->ref_min = ref;
-    shm_proc_t *me = &ep->procs[ep->rank];
-    for (int r = 0; r < ep->size; r++) {
-        shmq_view(&ep->q[r], ep->base + ep->lay.queues + (uint64_t)r * ep->lay.queue_stride,
-                  ep->lay.ncells, ep->lay.max_len, ep->hdr->salt);
-        ep->pids[r] = __atomic_load_n(&ep->procs[r].pid, __ATOMIC_ACQUIRE);
-        if (r == ep->rank)
-            continue;
-        /* A pidfd turns readable when the peer exits: one poll() checks them all. */
-        ep->pfds[r].fd = (int)syscall(SYS_pidfd_open, ep->pids[r], 0);
-        ep->pfds[r].events = POLLIN;
-        /* Unknown L3 (-1) counts as shared, as the copy module does. */
-        ep->far[r] = me->l3 >= 0 && ep->procs[r].l3 >= 0 && ep->procs[r].l3 != me->l3;
-    }
-    ep->my_heap = ep->base + ep->lay.heaps + (uint64_t)ep->rank * ep->plan.heap_bytes;
-    ep->blks[0] = (shm_heap_blk_t){0, ep->plan.heap_bytes, false};
-    ep->nblks = ep->plan.heap_bytes ? 1 : 0;
-    ep->next_live_ns = lc_now_ns() + 1000000;
+    ep->cma.mode = mode;
+    ep->split.min = split;
+    ep->ref.min = ref;
+    connect_peers(ep);
+    ep->my_heap = shm_heap_of(ep, ep->rank, 0);
+    ep->idle.next_check_ns = lc_now_ns() + 1000000;
     /* Oversubscribed (more local processes than CPUs): yield when idle. A
      * process pinned to one CPU of its own is not oversubscribed. */
     long online = sysconf(_SC_NPROCESSORS_ONLN);
-    ep->yield_after = online > 0 && ep->size > online ? 32 : UINT32_MAX;
+    ep->idle.yield_after = online > 0 && ep->size > online ? 32 : UINT32_MAX;
     *out = ep;
     return LOCUS_OK;
 }
@@ -136,7 +136,7 @@ locus_status_t locus_shm_finalize(locus_shm_ep_t *ep)
         return LOCUS_OK;
     /* Flush what we still owe peers (replies to their rendezvous, queued sends). */
     locus_status_t st = LOCUS_OK;
-    while (!ep->fatal && ep->nactive)
+    while (!ep->fatal && ep->send.nactive)
         if ((st = locus_shm_progress(ep)))
             break;
     if (ep->base) {
@@ -153,64 +153,17 @@ int locus_shm_size(const locus_shm_ep_t *ep) { return ep ? ep->size : 0; }
 const locus_shm_plan_t *locus_shm_get_plan(const locus_shm_ep_t *ep) { return ep ? &ep->plan : NULL; }
 const char *locus_shm_notes(const locus_shm_ep_t *ep) { return ep ? lc_notes_text(&ep->notes) : ""; }
 
-/* ---------- shared heap: first fit over a small private block table ---------- */
-
-void *locus_shm_alloc(locus_shm_ep_t *ep, size_t bytes)
+locus_status_t locus_shm_stats(const locus_shm_ep_t *ep, locus_shm_stats_t *out)
 {
-    if (!ep || !bytes) {
-        lc_err(LOCUS_ERR_INVALID, "locus_shm_alloc: %s", ep ? "size 0: expected > 0 bytes" : "endpoint NULL");
-        return NULL;
-    }
-    uint64_t need = (bytes + 63) & ~(uint64_t)63;
-    for (int i = 0; i < ep->nblks; i++) {
-        shm_heap_blk_t *b = &ep->blks[i];
-        if (b->used || b->size < need)
-            continue;
-        if (b->size > need) {
-            if (ep->nblks == ep->cap_blks) {
-                shm_heap_blk_t *nb = realloc(ep->blks, sizeof *nb * (size_t)ep->cap_blks * 2);
-                if (!nb) {
-                    lc_err(LOCUS_ERR_NO_MEMORY, "locus_shm_alloc: block table");
-                    return NULL;
-                }
-                ep->blks = nb;
-                ep->cap_blks *= 2;
-                b = &ep->blks[i];
-            }
-            memmove(&ep->blks[i + 2], &ep->blks[i + 1], sizeof *b * (size_t)(ep->nblks - i - 1));
-            ep->blks[i + 1] = (shm_heap_blk_t){b->off + need, b->size - need, false};
-            ep->nblks++;
-            b->size = need;
-        }
-        b->used = true;
-        return ep->my_heap + b->off;
-    }
-    char a[32];
-    lc_err(LOCUS_ERR_NO_SPACE, "locus_shm_alloc(%zu): the %s shared heap has no free block that "
-              "large (set LOCUS_SHM_HEAP)", bytes, locus_format_size(ep->plan.heap_bytes, a, sizeof a));
-    return NULL;
-}
-
-void locus_shm_free(locus_shm_ep_t *ep, void *p)
-{
-    if (!ep || !p)
-        return;
-    uint64_t off = (uint64_t)((unsigned char *)p - ep->my_heap);
-    for (int i = 0; i < ep->nblks; i++) {
-        if (ep->blks[i].off != off || !ep->blks[i].used)
-            continue;
-        ep->blks[i].used = false;
-        /* Merge with free neighbours. */
-        if (i + 1 < ep->nblks && !ep->blks[i + 1].used) {
-            ep->blks[i].size += ep->blks[i + 1].size;
-            memmove(&ep->blks[i + 1], &ep->blks[i + 2], sizeof(shm_heap_blk_t) * (size_t)(ep->nblks - i - 2));
-            ep->nblks--;
-        }
-        if (i > 0 && !ep->blks[i - 1].used) {
-            ep->blks[i - 1].size += ep->blks[i].size;
-            memmove(&ep->blks[i], &ep->blks[i + 1], sizeof(shm_heap_blk_t) * (size_t)(ep->nblks - i - 1));
-            ep->nblks--;
-        }
-        return;
-    }
+    if (!ep || !out)
+        return lc_err(LOCUS_ERR_INVALID, "locus_shm_stats: %s is NULL", ep ? "output" : "endpoint");
+    *out = ep->stats;
+    /* What is state anyway is read here rather than counted on the way. */
+    out->fboxes_claimed = 0;
+    for (int d = 0; d < ep->size; d++)
+        out->fboxes_claimed += ep->fbox.tx[d].state == FB_OPEN;
+    out->fboxes_polled = (uint32_t)ep->fbox.n;
+    out->cma_gbps = ep->cma.rate_cma; /* bytes per ns */
+    out->pipe_gbps = ep->cma.rate_pipe;
+    return LOCUS_OK;
 }

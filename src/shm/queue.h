@@ -55,7 +55,11 @@ typedef struct shmq_rx {
 } shmq_rx_t;
 
 /* Payload copy used for copy-in/copy-out (set to the shm copy shim). */
-typedef void (*shmq_copy_fn)(void *dst, const void *src, size_t n, int dir);
+typedef enum shmq_dir {
+    SHMQ_IN = 0,  /* a sender's payload into the cells */
+    SHMQ_OUT = 1, /* the receiver's copy out of the cells */
+} shmq_dir_t;
+typedef void (*shmq_copy_fn)(void *dst, const void *src, size_t n, shmq_dir_t dir);
 
 /* Set up a view over `mem` (SHMQ_CTL_BYTES + ncells * SHMQ_CELL bytes). */
 void shmq_view(shmq_t *q, void *mem, uint64_t ncells, uint32_t max_len, uint64_t salt);
@@ -64,8 +68,6 @@ void shmq_format(shmq_t *q);
 
 static inline uint64_t shmq_cells_for(uint64_t len) { return (SHMQ_HDR + len + SHMQ_CELL - 1) / SHMQ_CELL; }
 
-/* Sender: claim cells for a `len`-byte payload. false when the ring is full
- * (retry later). *cached_head is the sender's private copy of head. */
 /* Single-producer claim (a fast box has one sender): no CAS, the tail is the
  * sender's private *tail; the shared tail line is never touched. */
 static inline bool shmq_claim_sp(const shmq_t *q, uint64_t *tail, uint64_t *cached_head, uint32_t len,
@@ -81,20 +83,14 @@ static inline bool shmq_claim_sp(const shmq_t *q, uint64_t *tail, uint64_t *cach
     *tail = t + k;
     return true;
 }
-/* Sender: write header fields and payload at a claimed position, then publish. */
-/* Convenience: claim + post; false if full. */
+/* Sender: claim + post; false if full. */
 bool shmq_send(shmq_t *q, uint64_t *cached_head, const shmq_hdr_t *h, const void *payload,
                shmq_copy_fn copy);
 
-/* Receiver: the header at head if published, else NULL. Sets *corrupt when the
- * header's length exceeds max_len (then do not consume; the ring is broken). */
-/* Receiver: copy n payload bytes starting at payload offset `off` of the
- * message at head (handles wrap). */
-/* Receiver: release the message at head (len = its payload length). */
-/* Receiver: store head to shared memory if it moved (done when idle). */
-
 /* ---- hot operations (inline: they are the per-message path) ---- */
 
+/* Sender: claim cells for a `len`-byte payload. false when the ring is full
+ * (retry later). *cached_head is the sender's private copy of head. */
 static inline bool shmq_claim(shmq_t *q, uint64_t *cached_head, uint32_t len, uint64_t *pos)
 {
     uint64_t k = shmq_cells_for(len);
@@ -134,6 +130,7 @@ static inline void shmq_fill_cell(shmq_hdr_t *c, const shmq_hdr_t *h, const void
         locus_copy_tiny((unsigned char *)c + SHMQ_HDR, payload, n);
 }
 
+/* Sender: write header fields and payload at a claimed position, then publish. */
 static inline void shmq_post(shmq_t *q, uint64_t pos, const shmq_hdr_t *h, const void *payload,
                shmq_copy_fn copy)
 {
@@ -148,9 +145,9 @@ static inline void shmq_post(shmq_t *q, uint64_t pos, const shmq_hdr_t *h, const
         uint64_t ring = q->ncells * SHMQ_CELL;
         uint64_t start = ((pos + 1) & q->mask) * SHMQ_CELL;
         uint64_t n1 = rest < ring - start ? rest : ring - start;
-        copy(q->cells + start, p + first, n1, 0);
+        copy(q->cells + start, p + first, n1, SHMQ_IN);
         if (n1 < rest)
-            copy(q->cells, p + first + n1, rest - n1, 0);
+            copy(q->cells, p + first + n1, rest - n1, SHMQ_IN);
     }
     shmq_fill_cell(c, h, p, first);
     __atomic_store_n(&c->seq, (pos + 1) ^ q->salt, __ATOMIC_RELEASE);
@@ -170,6 +167,8 @@ static inline bool shmq_ready(const shmq_t *q, const shmq_rx_t *rx)
     return __atomic_load_n(&shmq_head_cell(q, rx)->seq, __ATOMIC_ACQUIRE) == ((rx->head + 1) ^ q->salt);
 }
 
+/* Receiver: the header at head if published, else NULL. Sets *corrupt when the
+ * header's length exceeds max_len (then do not consume; the ring is broken). */
 static inline const shmq_hdr_t *shmq_peek(shmq_t *q, shmq_rx_t *rx, bool *corrupt)
 {
     shmq_hdr_t *c = shmq_head_cell(q, rx);
@@ -179,6 +178,8 @@ static inline const shmq_hdr_t *shmq_peek(shmq_t *q, shmq_rx_t *rx, bool *corrup
     return c;
 }
 
+/* Receiver: copy n payload bytes starting at payload offset `off` of the
+ * message at head (handles wrap). */
 static inline void shmq_read(shmq_t *q, const shmq_rx_t *rx, uint64_t off, void *dst, size_t n,
                shmq_copy_fn copy)
 {
@@ -191,11 +192,12 @@ static inline void shmq_read(shmq_t *q, const shmq_rx_t *rx, uint64_t off, void 
         locus_copy_tiny(dst, q->cells + start, n);
         return;
     }
-    copy(dst, q->cells + start, n1, 1);
+    copy(dst, q->cells + start, n1, SHMQ_OUT);
     if (n1 < n)
-        copy((unsigned char *)dst + n1, q->cells, n - n1, 1);
+        copy((unsigned char *)dst + n1, q->cells, n - n1, SHMQ_OUT);
 }
 
+/* Receiver: store head to shared memory if it moved (done when idle). */
 static inline void shmq_publish_head(shmq_t *q, shmq_rx_t *rx)
 {
     if (rx->published != rx->head) {
@@ -204,6 +206,7 @@ static inline void shmq_publish_head(shmq_t *q, shmq_rx_t *rx)
     }
 }
 
+/* Receiver: release the message at head (len = its payload length). */
 static inline void shmq_consume(shmq_t *q, shmq_rx_t *rx, uint32_t len)
 {
     rx->head += shmq_cells_for(len);

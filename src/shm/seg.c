@@ -113,10 +113,10 @@ static bool pid_alive(pid_t pid) { return pid > 0 && (kill(pid, 0) == 0 || errno
 
 bool shm_peer_exited(const locus_shm_ep_t *ep, int r)
 {
-    struct pollfd p = ep->pfds[r];
+    struct pollfd p = ep->peer.pfd[r];
     if (p.fd >= 0)
         return poll(&p, 1, 0) > 0;
-    return !pid_alive(ep->pids[r]);
+    return !pid_alive(ep->peer.pid[r]);
 }
 
 static void sleep_us(long us)
@@ -353,30 +353,30 @@ locus_status_t shm_check_peers(locus_shm_ep_t *ep)
     int n = ep->size;
     bool any = false;
     for (int r = 0; r < n; r++)
-        ep->pfds[r].revents = 0;
-    if (poll(ep->pfds, (nfds_t)n, 0) > 0)
+        ep->peer.pfd[r].revents = 0;
+    if (poll(ep->peer.pfd, (nfds_t)n, 0) > 0)
         any = true;
     for (int r = 0; r < n; r++) {
-        if (r == ep->rank || ep->gone[r])
+        if (r == ep->rank || ep->peer.gone[r])
             continue;
         bool dead;
-        if (ep->pfds[r].fd >= 0)
-            dead = any && (ep->pfds[r].revents & (POLLIN | POLLHUP | POLLERR));
+        if (ep->peer.pfd[r].fd >= 0)
+            dead = any && (ep->peer.pfd[r].revents & (POLLIN | POLLHUP | POLLERR));
         else
-            dead = !pid_alive(ep->pids[r]);
+            dead = !pid_alive(ep->peer.pid[r]);
         if (!dead)
             continue;
         if (__atomic_load_n(&ep->procs[r].state, __ATOMIC_ACQUIRE) == PROC_FINALIZED) {
-            ep->gone[r] = true; /* left cleanly; only operations aimed at it fail */
-            if (ep->pfds[r].fd >= 0)
-                close(ep->pfds[r].fd);
-            ep->pfds[r].fd = -1;
+            ep->peer.gone[r] = true; /* left cleanly; only operations aimed at it fail */
+            if (ep->peer.pfd[r].fd >= 0)
+                close(ep->peer.pfd[r].fd);
+            ep->peer.pfd[r].fd = -1;
             shm_fail_peer_ops(ep, r);
             continue;
         }
         ep->fatal = LOCUS_ERR_PEER_FAILED;
         snprintf(ep->fatal_msg, sizeof ep->fatal_msg,
-                 "rank %d (pid %d) died without locus_shm_finalize", r, (int)ep->pids[r]);
+                 "rank %d (pid %d) died without locus_shm_finalize", r, (int)ep->peer.pid[r]);
         return lc_err(ep->fatal, "%s", ep->fatal_msg);
     }
     return LOCUS_OK;

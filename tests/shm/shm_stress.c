@@ -14,7 +14,6 @@
  * Exit 0 on success, 1 on a data error, 2 on a library error, 3 on PEER_FAILED. */
 #include <locus/locus.h>
 
-#include "shm/shm_internal.h" /* the heap paths' counters, to show they ran */
 
 #include <linux/capability.h>
 #include <stdbool.h>
@@ -270,11 +269,23 @@ int main(int argc, char **argv)
     int refused = strstr(notes, "refused by the kernel") != NULL;
     if ((st = locus_shm_barrier(ep)))
         return fail_lib(me, "barrier", st);
+    locus_shm_stats_t s;
+    if ((st = locus_shm_stats(ep, &s)))
+        return fail_lib(me, "stats", st);
     printf("rank %d: %llu messages, %.1f MB received and verified%s; %llu sent by reference, "
-           "%u split copies offered, %llu pieces copied for receivers\n", me, (unsigned long long)msgs,
-           bytes / 1e6, refused ? " (CMA refused: pipelined copy)" : "", (unsigned long long)ep->ref_sent,
-           ep->split_job, (unsigned long long)ep->split_helped);
-    if (expect_heap_paths && (!ep->ref_sent || !ep->split_job || !ep->split_helped)) {
+           "%llu split copies offered, %llu pieces copied for receivers\n", me, (unsigned long long)msgs,
+           bytes / 1e6, refused ? " (CMA refused: pipelined copy)" : "", (unsigned long long)s.ref_sent,
+           (unsigned long long)s.split_msgs, (unsigned long long)s.split_pieces_sent);
+    /* Every message received counted once, on one path (each peer's DONE too). */
+    uint64_t path_msgs = s.eager_msgs + s.ref_msgs + s.heap_msgs + s.cma_msgs + s.pipe_msgs;
+    uint64_t path_bytes = s.eager_bytes + s.ref_bytes + s.heap_bytes + s.cma_bytes + s.pipe_bytes;
+    if (path_msgs != msgs + (uint64_t)(n - 1) || path_bytes != bytes + 8 * (uint64_t)(n - 1)) {
+        fprintf(stderr, "rank %d: %llu messages / %llu B received (+ %d DONE) but %llu / %llu counted by path\n",
+                me, (unsigned long long)msgs, (unsigned long long)bytes, n - 1, (unsigned long long)path_msgs,
+                (unsigned long long)path_bytes);
+        return 1;
+    }
+    if (expect_heap_paths && (!s.ref_sent || !s.split_msgs || !s.split_pieces_sent)) {
         /* Every rank has heap peers when n >= 2: seconds of traffic use both paths. */
         fprintf(stderr, "rank %d: expected sends by reference and split copies both ways\n", me);
         return 1;

@@ -72,6 +72,15 @@ inline int run_procs(int size, const std::function<int(locus_shm_ep_t *)> &fn, c
     return bad;
 }
 
+// The endpoint's counters (locus_shm_stats); zeroes if the call fails.
+inline locus_shm_stats_t stats(const locus_shm_ep_t *ep)
+{
+    locus_shm_stats_t s{};
+    if (locus_shm_stats(ep, &s) != LOCUS_OK)
+        s = locus_shm_stats_t{};
+    return s;
+}
+
 } // namespace shmtest
 
 #define CHILD_CHECK(c)                                                                             \

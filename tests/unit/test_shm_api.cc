@@ -86,6 +86,16 @@ TEST(ShmApi, SingletonInitAndArgumentErrors)
     EXPECT_NE(std::string(locus_last_error()).find("destination rank 1"), std::string::npos);
     EXPECT_EQ(locus_shm_isend(ep, 0, LOCUS_SHM_ANY_TAG, b, 8, &r), LOCUS_ERR_INVALID);
     EXPECT_EQ(locus_shm_irecv(ep, 5, 0, b, 8, &r), LOCUS_ERR_INVALID);
+    // Counters: all zero before any traffic; NULL arguments are refused.
+    locus_shm_stats_t s;
+    memset(&s, 0xff, sizeof s);
+    ASSERT_EQ(locus_shm_stats(ep, &s), LOCUS_OK);
+    EXPECT_EQ(s.eager_msgs + s.ref_msgs + s.heap_msgs + s.cma_msgs + s.pipe_msgs + s.ref_sent, 0u);
+    EXPECT_EQ(s.fboxes_claimed + s.fboxes_polled, 0u);
+    EXPECT_EQ(s.cma_gbps, 0.0);
+    EXPECT_EQ(locus_shm_stats(ep, nullptr), LOCUS_ERR_INVALID);
+    EXPECT_EQ(locus_shm_stats(nullptr, &s), LOCUS_ERR_INVALID);
+    EXPECT_NE(std::string(locus_last_error()).find("endpoint"), std::string::npos);
     // Shared heap: first fit, merge on free.
     void *a = locus_shm_alloc(ep, 600 << 10);
     ASSERT_NE(a, nullptr);
@@ -195,7 +205,7 @@ TEST(ShmApi, PeerDeathIsReportedNotHung)
 }
 
 namespace {
-void raw_copy(void *d, const void *s, size_t n, int) { memcpy(d, s, n); }
+void raw_copy(void *d, const void *s, size_t n, shmq_dir_t) { memcpy(d, s, n); }
 
 // Rank 1 plays a hostile peer: it writes a crafted message straight into rank
 // 0's ring; rank 0 must stop with LOCUS_ERR_CORRUPT, never touch memory outside.

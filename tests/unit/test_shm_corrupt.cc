@@ -43,7 +43,7 @@ static const int small_boxes = setenv("LOCUS_SHM_FBOX", "16384", 0);
 constexpr uint64_t kOpened = SHM_FBOX_AFTER + 1; // matchable messages of open_box()
 enum : uint64_t { T_WARM = 100, T_ACK, T_SENTINEL, T_HOSTILE, T_BIG, T_LEAVE };
 
-void raw_copy(void *d, const void *s, size_t n, int) { memcpy(d, s, n); }
+void raw_copy(void *d, const void *s, size_t n, shmq_dir_t) { memcpy(d, s, n); }
 
 shmq_hdr_t hdr(int src, int type, uint64_t aux, uint32_t len = 0, uint64_t tag = T_HOSTILE)
 {
@@ -76,7 +76,7 @@ uint32_t claim_box(locus_shm_ep_t *ep)
 // writes it (the box's private tail moves; the send sequence does not).
 bool box_post(locus_shm_ep_t *ep, shmq_hdr_t h, const void *payload = nullptr)
 {
-    shm_fbtx_t *f = &ep->fbtx[0];
+    shm_fbtx_t *f = &ep->fbox.tx[0];
     uint64_t pos;
     if (f->state != FB_OPEN || !shmq_claim_sp(&f->q, &f->tail, &f->cached_head, h.len, &pos))
         return false;
@@ -91,7 +91,7 @@ int open_box(locus_shm_ep_t *ep, uint64_t *ack)
 {
     for (uint64_t i = 0; i < kOpened; i++)
         CHILD_CHECK(locus_shm_send(ep, 0, T_WARM, &i, sizeof i) == LOCUS_OK);
-    CHILD_CHECK(ep->fbtx[0].state == FB_OPEN && ep->fbtx[0].seq == kOpened);
+    CHILD_CHECK(ep->fbox.tx[0].state == FB_OPEN && ep->fbox.tx[0].seq == kOpened);
     CHILD_CHECK(locus_shm_recv(ep, 0, T_ACK, ack, sizeof *ack, nullptr) == LOCUS_OK);
     return 0;
 }
@@ -102,7 +102,7 @@ int open_box(locus_shm_ep_t *ep, uint64_t *ack)
 // of the two instead of failing.
 void sentinel(locus_shm_ep_t *ep, bool via_box)
 {
-    shm_fbtx_t *f = &ep->fbtx[0];
+    shm_fbtx_t *f = &ep->fbox.tx[0];
     size_t n = 40; // more than a cell: never through the box's mailbox, which is polled first
     if (!via_box && f->state == FB_OPEN)
         n = ep->plan.fbox_eager_bytes + 1; // too big for the box
@@ -123,7 +123,7 @@ int accept_box(locus_shm_ep_t *ep, uint64_t ack)
         CHILD_CHECK(locus_shm_recv(ep, 1, T_WARM, &v, sizeof v, &info) == LOCUS_OK);
         CHILD_CHECK(v == i && info.len == sizeof v);
     }
-    CHILD_CHECK(ep->fbrx_of[1] >= 0 && ep->rxseq[1] == kOpened);
+    CHILD_CHECK(ep->fbox.rx_of[1] >= 0 && ep->match.rxseq[1] == kOpened);
     CHILD_CHECK(locus_shm_send(ep, 1, T_ACK, &ack, sizeof ack) == LOCUS_OK);
     return 0;
 }
@@ -319,7 +319,7 @@ TEST(ShmFbox, BoxMessageOfWrongType)
             static std::vector<char> big(4 * ep->plan.eager_bytes, 'b');
             locus_shm_req_t *r;
             CHILD_CHECK(locus_shm_isend(ep, 1, T_BIG, big.data(), big.size(), &r) == LOCUS_OK);
-            CHILD_CHECK(r->proto == MT_RTS && ep->rndv.head == r);
+            CHILD_CHECK(r->proto == MT_RTS && ep->send.rndv.head == r);
             return accept_box(ep, r->msgid); // tells rank 1 the rendezvous id
         };
         a.attack = [type](locus_shm_ep_t *ep) -> int {
@@ -403,7 +403,7 @@ TEST(ShmFbox, BoxAndRingTrafficArrivesIntactInOrder)
                 }
                 for (uint64_t i = 0; i < n; i++)
                     CHILD_CHECK(locus_shm_wait(ep, reqs[i], nullptr) == LOCUS_OK);
-                CHILD_CHECK(ep->fbtx[0].state == FB_OPEN && ep->fbtx[0].seq == n);
+                CHILD_CHECK(ep->fbox.tx[0].state == FB_OPEN && ep->fbox.tx[0].seq == n);
                 return 0;
             }
             std::vector<std::vector<unsigned char>> got(n, std::vector<unsigned char>(3 * E + 1));
@@ -446,8 +446,8 @@ TEST(ShmFbox, BoxAndRingTrafficArrivesIntactInOrder)
                         return 1;
                     }
             }
-            int b = ep->fbrx_of[1];
-            CHILD_CHECK(b >= 0 && ep->fbrx[b].rx.head > 0 && ep->rxseq[1] == n);
+            int b = ep->fbox.rx_of[1];
+            CHILD_CHECK(b >= 0 && ep->fbox.rx[b].rx.head > 0 && ep->match.rxseq[1] == n);
             return 0;
         }, v.env, v.heap);
         EXPECT_EQ(bad, 0) << v.env << " heap " << v.heap;
@@ -483,7 +483,7 @@ TEST(ShmFbox, BoxAndRingMergeInPairOrder)
             }
             CHILD_CHECK(locus_shm_isend(ep, 0, 81, mid.data(), mid.size(), &r[72]) == LOCUS_OK);
             // Everything is in the box or the ring, nothing queued.
-            CHILD_CHECK(!ep->sendq[0].head && ep->fbtx[0].seq == kOpened + 73);
+            CHILD_CHECK(!ep->send.queue[0].head && ep->fbox.tx[0].seq == kOpened + 73);
             CHILD_CHECK(write(pfd[1], "b", 1) == 1);
             for (auto *q : r)
                 CHILD_CHECK(locus_shm_wait(ep, q, nullptr) == LOCUS_OK);
@@ -500,7 +500,7 @@ TEST(ShmFbox, BoxAndRingMergeInPairOrder)
         locus_shm_info_t info;
         CHILD_CHECK(wait_pipe('a'));
         CHILD_CHECK(locus_shm_progress(ep) == LOCUS_OK);
-        CHILD_CHECK(ep->rxseq[1] == kOpened + 1); // the ring one; the box one waits
+        CHILD_CHECK(ep->match.rxseq[1] == kOpened + 1); // the ring one; the box one waits
         CHILD_CHECK(locus_shm_recv(ep, 1, LOCUS_SHM_ANY_TAG, got.data(), got.size(), &info) == LOCUS_OK);
         CHILD_CHECK(info.tag == 1 && info.len == F + 1 && got[F] == 'm');
         CHILD_CHECK(locus_shm_recv(ep, 1, LOCUS_SHM_ANY_TAG, got.data(), got.size(), &info) == LOCUS_OK);
@@ -508,7 +508,7 @@ TEST(ShmFbox, BoxAndRingMergeInPairOrder)
         CHILD_CHECK(locus_shm_send(ep, 1, T_ACK, &ack, sizeof ack) == LOCUS_OK);
         CHILD_CHECK(wait_pipe('b'));
         CHILD_CHECK(locus_shm_progress(ep) == LOCUS_OK);
-        CHILD_CHECK(ep->rxseq[1] == kOpened + 73); // all of (b) in one call
+        CHILD_CHECK(ep->match.rxseq[1] == kOpened + 73); // all of (b) in one call
         for (int i = 1; i <= 81 - 10; i++) {
             locus_shm_req_t *r;
             CHILD_CHECK(locus_shm_irecv(ep, 1, LOCUS_SHM_ANY_TAG, got.data(), got.size(), &r) == LOCUS_OK);
@@ -576,7 +576,7 @@ TEST(ShmRef, HostileReferenceIsRejected)
             if (open_box(ep, &ack))
                 return 1;
             uint64_t d[2] = {c.off, c.len};
-            shmq_hdr_t h = hdr(1, MT_REF, ep->fbtx[0].seq, sizeof d, T_HOSTILE);
+            shmq_hdr_t h = hdr(1, MT_REF, ep->fbox.tx[0].seq, sizeof d, T_HOSTILE);
             CHILD_CHECK(c.ring ? ring_post(ep, h, d) : box_post(ep, h, d));
             sentinel(ep, !c.ring);
             return 0;

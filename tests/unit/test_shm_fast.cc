@@ -4,6 +4,7 @@
 // rendezvous in between), ANY_SOURCE.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -14,6 +15,7 @@ extern "C" {
 }
 
 using shmtest::run_procs;
+using shmtest::stats;
 
 namespace {
 
@@ -182,7 +184,7 @@ TEST(ShmFast, MailboxBoxAndRingKeepPairOrder)
                                 CHILD_CHECK(locus_shm_send(ep, 1, 0, &ack, 1) == LOCUS_OK);
                             }
                             // The mailbox carried part of the traffic (a burst's first message at least).
-                            CHILD_CHECK(ep->mb_msgs >= bursts / 2);
+                            CHILD_CHECK(stats(ep).mailbox_msgs >= bursts / 2);
                             return 0;
                         }),
               0);
@@ -210,7 +212,7 @@ TEST(ShmFast, HostileMailboxIsRejected)
                                     for (uint32_t i = 0; i < 40; i++) // opens the box (and uses the mailbox)
                                         CHILD_CHECK(locus_shm_send(ep, 0, 1, b, 8) == LOCUS_OK);
                                     CHILD_CHECK(locus_shm_recv(ep, 0, 2, b, 1, nullptr) == LOCUS_OK);
-                                    shm_fbtx_t *f = &ep->fbtx[0];
+                                    shm_fbtx_t *f = &ep->fbox.tx[0];
                                     shmq_hdr_t *c = shm_mailbox(&f->q);
                                     while (__atomic_load_n(&c->seq, __ATOMIC_ACQUIRE) != f->mb_sent << 1)
                                         __builtin_ia32_pause(); // rank 0 frees it while it waits
@@ -224,7 +226,7 @@ TEST(ShmFast, HostileMailboxIsRejected)
                                 }
                                 for (uint32_t i = 0; i < 40; i++)
                                     EXIT_CHECK(locus_shm_recv(ep, 1, 1, b, sizeof b, nullptr) == LOCUS_OK);
-                                EXIT_CHECK(ep->mb_msgs > 0);
+                                EXIT_CHECK(stats(ep).mailbox_msgs > 0);
                                 EXIT_CHECK(locus_shm_send(ep, 1, 2, b, 1) == LOCUS_OK);
                                 // Bounded: a check that lets the message through may also leave it
                                 // waiting forever for its turn; that must fail, not hang.
@@ -309,9 +311,13 @@ TEST(ShmCma, AutoMeasuresBothWaysOnOffKeepTheirOwn)
                 }
             }
             if (locus_shm_rank(ep) == 1) {
-                bool cma = ep->rate_cma > 0, pipe = ep->rate_pipe > 0;
-                if (!strcmp(env, "LOCUS_SHM_CMA=auto"))
-                    CHILD_CHECK(cma && pipe && ep->pulls_started == (uint32_t)count);
+                locus_shm_stats_t s = stats(ep);
+                bool cma = s.cma_gbps > 0, pipe = s.pipe_gbps > 0;
+                CHILD_CHECK(s.cma_msgs + s.pipe_msgs == (uint64_t)count && s.eager_msgs == 0 && s.heap_msgs == 0);
+                CHILD_CHECK(s.cma_bytes == s.cma_msgs * n && s.pipe_bytes == s.pipe_msgs * n);
+                CHILD_CHECK(cma == (s.cma_msgs > 0) && pipe == (s.pipe_msgs > 0));
+                if (!strcmp(env, "LOCUS_SHM_CMA=auto")) // both measured, the slower way again every SHM_CMA_EXPLORE-th
+                    CHILD_CHECK(cma && pipe && std::min(s.cma_msgs, s.pipe_msgs) >= count / SHM_CMA_EXPLORE);
                 else if (!strcmp(env, "LOCUS_SHM_CMA=on"))
                     CHILD_CHECK(cma && !pipe);
                 else

@@ -15,7 +15,7 @@ extern "C" {
 
 namespace {
 
-void plain_copy(void *d, const void *s, size_t n, int) { memcpy(d, s, n); }
+void plain_copy(void *d, const void *s, size_t n, shmq_dir_t) { memcpy(d, s, n); }
 
 struct Ring {
     std::vector<uint64_t> mem;

@@ -21,6 +21,7 @@ extern "C" {
 }
 
 using shmtest::run_procs;
+using shmtest::stats;
 
 namespace {
 
@@ -52,7 +53,7 @@ int warm_up(locus_shm_ep_t *ep)
     }
     if (zero) {
         CHILD_CHECK(locus_shm_recv(ep, 1, kWarm, &v, sizeof v, nullptr) == LOCUS_OK);
-        CHILD_CHECK(ep->fbtx[1].state == FB_OPEN);
+        CHILD_CHECK(stats(ep).fboxes_claimed == 1);
     } else {
         CHILD_CHECK(locus_shm_send(ep, 0, kWarm, &v, sizeof v) == LOCUS_OK);
     }
@@ -107,7 +108,7 @@ TEST(ShmRef, PostedAndUnexpectedReceivesGetTheDataBeforeTheSendCompletes)
                     heap[k * stride + i] = pat(i, k);
                 CHILD_CHECK(locus_shm_isend(ep, 1, k, heap + k * stride, kSizes[k], &r[k]) == LOCUS_OK);
             }
-            CHILD_CHECK(ep->ref_sent == kByRef);
+            CHILD_CHECK(stats(ep).ref_sent == kByRef);
             for (int k = 0; k < n; k++)
                 CHILD_CHECK(locus_shm_wait(ep, r[k], nullptr) == LOCUS_OK);
             memset(heap, 0xdd, n * stride); // allowed now: every send is complete
@@ -118,7 +119,7 @@ TEST(ShmRef, PostedAndUnexpectedReceivesGetTheDataBeforeTheSendCompletes)
             locus_shm_req_t *q;
             CHILD_CHECK(locus_shm_isend(ep, 1, 101, priv.data(), priv.size(), &q) == LOCUS_OK);
             CHILD_CHECK(locus_shm_wait(ep, q, nullptr) == LOCUS_OK);
-            CHILD_CHECK(ep->ref_sent == kByRef);
+            CHILD_CHECK(stats(ep).ref_sent == kByRef);
             return 0;
         }
         std::vector<std::vector<unsigned char>> got(n, std::vector<unsigned char>(kSizes[n - 1] + 64));
@@ -139,6 +140,14 @@ TEST(ShmRef, PostedAndUnexpectedReceivesGetTheDataBeforeTheSendCompletes)
         unsigned char b[1024];
         CHILD_CHECK(locus_shm_recv(ep, 0, 100, b, sizeof b, nullptr) == LOCUS_OK);
         CHILD_CHECK(locus_shm_recv(ep, 0, 101, b, sizeof b, nullptr) == LOCUS_OK);
+        // Each message counted once, on its path: the warm-up, 1023 B and the
+        // two copied 1 KiB ones eager, four by reference, the 16385 B from the heap.
+        locus_shm_stats_t s = stats(ep);
+        CHILD_CHECK(s.ref_msgs == kByRef && s.ref_bytes == 1024 + 2048 + 4000 + 16384);
+        CHILD_CHECK(s.heap_msgs == 1 && s.heap_bytes == 16385 && s.split_msgs == 0);
+        CHILD_CHECK(s.eager_msgs == SHM_FBOX_AFTER + 1 + 3 &&
+                    s.eager_bytes == (SHM_FBOX_AFTER + 1) * 8 + 1023 + 2 * 1024);
+        CHILD_CHECK(s.cma_msgs == 0 && s.pipe_msgs == 0 && s.ref_sent == 0);
         return 0;
     }, nullptr, kHeap);
     EXPECT_EQ(bad, 0);
@@ -158,7 +167,7 @@ TEST(ShmRef, SendCompletesOnlyOnceTheReceiverTookIt)
                 buf[i] = pat(i, 5);
             locus_shm_req_t *r;
             CHILD_CHECK(locus_shm_isend(ep, 1, 5, buf, 1024, &r) == LOCUS_OK);
-            CHILD_CHECK(ep->ref_sent == 1);
+            CHILD_CHECK(stats(ep).ref_sent == 1);
             bool done = false;
             for (int i = 0; i < 200 && !done; i++) { // ~20 ms
                 CHILD_CHECK(locus_shm_test(ep, r, &done, nullptr) == LOCUS_OK);
@@ -191,7 +200,7 @@ TEST(ShmRef, ReceiverThatDiesFailsThePendingSend)
             memset(buf, 1, 2048);
             locus_shm_req_t *r;
             CHILD_CHECK(locus_shm_isend(ep, 1, 9, buf, 2048, &r) == LOCUS_OK);
-            CHILD_CHECK(ep->ref_sent == 1);
+            CHILD_CHECK(stats(ep).ref_sent == 1);
             __atomic_store_n(flag(ep, 0), 1, __ATOMIC_RELEASE);
             locus_status_t st = locus_shm_wait(ep, r, nullptr);
             if (st != LOCUS_ERR_PEER_FAILED)
@@ -218,7 +227,7 @@ TEST(ShmRef, TunableZeroTurnsItOff)
             locus_shm_req_t *r;
             CHILD_CHECK(locus_shm_isend(ep, 1, 3, buf, 4096, &r) == LOCUS_OK);
             CHILD_CHECK(locus_shm_wait(ep, r, nullptr) == LOCUS_OK);
-            CHILD_CHECK(ep->ref_sent == 0);
+            CHILD_CHECK(stats(ep).ref_sent == 0);
         } else {
             CHILD_CHECK(locus_shm_recv(ep, 0, 3, buf, 4096, nullptr) == LOCUS_OK);
             CHILD_CHECK(buf[4095] == 3);

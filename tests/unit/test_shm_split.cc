@@ -19,6 +19,7 @@ extern "C" {
 }
 
 using shmtest::run_procs;
+using shmtest::stats;
 
 namespace {
 
@@ -84,17 +85,19 @@ TEST(ShmSplit, EveryByteArrivesAndBothSidesCopy)
                 CHILD_CHECK(locus_shm_barrier(ep) == LOCUS_OK);
             }
             if (me == 0)
-                more = round < 7 || (!ep->split_helped && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(5));
+                more = round < 7 ||
+                       (!stats(ep).split_pieces_sent && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(5));
             CHILD_CHECK(me == 0 ? locus_shm_send(ep, 1, 999, &more, sizeof more) == LOCUS_OK
                                 : locus_shm_recv(ep, 0, 999, &more, sizeof more, nullptr) == LOCUS_OK);
         }
+        locus_shm_stats_t s = stats(ep);
         if (me == 1) {
             // One offer per qualifying message: not the short one, not into malloc.
-            CHILD_CHECK(ep->split_job == splits);
-            CHILD_CHECK(ep->split_helped == 0);
+            CHILD_CHECK(s.split_msgs == splits && s.heap_msgs > splits);
+            CHILD_CHECK(s.split_pieces_sent == 0 && s.split_pieces_recv > 0);
         } else {
-            CHILD_CHECK(ep->split_helped > 0);
-            fprintf(stderr, "sender copied %llu pieces\n", (unsigned long long)ep->split_helped);
+            CHILD_CHECK(s.split_pieces_sent > 0 && s.split_msgs == 0 && s.split_pieces_recv == 0);
+            fprintf(stderr, "sender copied %llu pieces\n", (unsigned long long)s.split_pieces_sent);
         }
         return 0;
     }, nullptr, kHeap);
@@ -126,11 +129,11 @@ TEST(ShmSplit, SenderThatDoesNotProgressDoesNotHoldTheReceiver)
                 }
             }
             CHILD_CHECK(locus_shm_wait(ep, r, nullptr) == LOCUS_OK);
-            CHILD_CHECK(ep->split_helped == 0);
+            CHILD_CHECK(stats(ep).split_pieces_sent == 0);
         } else {
             CHILD_CHECK(locus_shm_recv(ep, 0, 7, buf, n + 64, nullptr) == LOCUS_OK);
             CHILD_CHECK(first_bad(buf, n, 7) == n);
-            CHILD_CHECK(ep->split_job == 1);
+            CHILD_CHECK(stats(ep).split_msgs == 1);
             __atomic_store_n(flag, 1, __ATOMIC_RELEASE);
         }
         return 0;
@@ -151,7 +154,7 @@ TEST(ShmSplit, TunableZeroTurnsItOff)
         } else {
             CHILD_CHECK(locus_shm_recv(ep, 0, 3, buf, n, nullptr) == LOCUS_OK);
             CHILD_CHECK(first_bad(buf, n, 3) == n);
-            CHILD_CHECK(ep->split_job == 0);
+            CHILD_CHECK(stats(ep).split_msgs == 0 && stats(ep).heap_msgs == 1);
         }
         return 0;
     }, "LOCUS_SHM_SPLIT=0", kHeap);
