@@ -14,7 +14,7 @@
  * holds one more cell, reused for every message that goes through it. A cell
  * reused this way stays hot in both cores' caches, which a ring cannot do
  * (every message on a fresh line costs ~30 ns more one-way here, see
- * bench/shm_floor.c), so it carries the one-cell messages of a latency-bound
+ * research/probes/shm_floor.c), so it carries the one-cell messages of a latency-bound
  * exchange. Its first word is the state: FREE(n) = 2n once the receiver has
  * read n mailbox messages (0 in a fresh segment), BUSY = 1 while the sender
  * fills it, FULL(n) = 2n + 1 when message n (from 1) is in it. The sender

@@ -1,6 +1,6 @@
 /* Split copy (heap to heap, >= LOCUS_SHM_SPLIT): one core's copy runs at its
  * cache's copy limit here, and two cores copying disjoint halves reach ~1.9x
- * (bench/split_probe.c), so the receiver of a large heap rendezvous whose
+ * (research/probes/split_probe.c), so the receiver of a large heap rendezvous whose
  * buffer is in its own heap shares the copy with the sender, which is waiting
  * for FIN anyway. The receiver cuts the message into pieces, publishes
  * split_claim = {job, 0, pieces} in its process line and tells the sender
