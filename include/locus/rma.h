@@ -13,11 +13,15 @@
  * out of its mapped heap with the copy module's kernels (no message, no
  * rendezvous); to another node, verbs RC RDMA WRITE/READ/ATOMIC (one queue
  * pair per peer). The whole heap is registered with the NIC once, at init
- * (static registration); local buffers outside the heap reach the NIC as
- * LOCUS_RMA_REG says: "cache" (the registration cache, never stale after a
- * free or remap), "static" (through pre-registered bounce buffers), "none"
- * (registered and deregistered around every transfer: the baseline a cache
- * is for). Small puts travel inline in the work request.
+ * (static registration); local buffers outside the heap up to
+ * LOCUS_RDMA_BOUNCE_SIZE are copied through pre-registered bounce buffers,
+ * larger ones reach the NIC as LOCUS_RMA_REG says: "cache" (the registration
+ * cache, never stale after a free or remap: it needs liblocus_hooks linked
+ * or preloaded, or a device with ODP; without either init falls back to
+ * "static" and says so in the notes), "static" (cut into bounce-buffer
+ * pieces: nothing but the heap and the bounce pool is ever registered),
+ * "none" (registered and deregistered around every transfer: the baseline
+ * a cache is for). Small puts travel inline in the work request.
  *
  * Atomics: one agent per job, so that atomics from the process itself, from
  * processes on its node and from other nodes on the same word are atomic
@@ -34,11 +38,19 @@
  * to that rank / to all (remotely visible to every process). fence orders
  * puts and atomics to each process before those issued after it.
  *
- * Errors: a rank out of range, an address outside the symmetric regions, a
- * range that runs past a region's end or a misaligned atomic give
- * LOCUS_ERR_INVALID / LOCUS_ERR_RANGE before anything is posted. A peer that
- * dies or a link that fails completes every pending operation to it with
- * LOCUS_ERR_PEER_FAILED within 2 s; nothing hangs, nothing is leaked.
+ * Errors, before anything is posted: a rank out of range LOCUS_ERR_RANGE, an
+ * address outside the symmetric heap and the added regions LOCUS_ERR_INVALID,
+ * a range that runs past their end LOCUS_ERR_RANGE, a misaligned atomic or
+ * a width other than 4 or 8 LOCUS_ERR_INVALID. Length 0 is a no-op (NULL
+ * pointers allowed). A peer that dies or a link that fails completes every
+ * pending operation to it with LOCUS_ERR_PEER_FAILED (or LOCUS_ERR_TIMEOUT)
+ * within 2 s; later operations to it, flush_all and barrier fail at once.
+ * Copies into a mapped heap cannot fail, so a dead process of this node is
+ * found by flush, flush_all, barrier and progress (each checks at most every
+ * 100 ms). Nothing hangs: a call that waits only on memory (barrier) probes
+ * the peers meanwhile. Nothing is leaked: the shared-memory names are
+ * removed before init returns; fini (also after a failure) deregisters,
+ * unmaps and destroys every queue pair.
  *
  * Threads: a locus_rma_t is used by one thread at a time.
  */
@@ -80,7 +92,8 @@ LOCUS_API locus_status_t locus_rma_attr_from_env(locus_rma_attr_t *attr);
 /* Collective over the job: create and place the heap, map the heaps of this
  * node's processes, register the heap, connect to the other nodes. */
 LOCUS_API locus_status_t locus_rma_init(const locus_rma_attr_t *attr, locus_rma_t **out);
-/* Collective: complete everything, unmap, deregister, disconnect. NULL-safe. */
+/* Collective: complete everything, unmap, deregister, disconnect. After a
+ * peer failed it only tears down locally (no collective). NULL-safe. */
 LOCUS_API locus_status_t locus_rma_fini(locus_rma_t *r);
 
 LOCUS_API int locus_rma_rank(const locus_rma_t *r);
@@ -96,8 +109,11 @@ LOCUS_API const char *locus_rma_notes(const locus_rma_t *r);
 
 /* Expose [base, base+len) of every process as one more symmetric region
  * (collective; same len everywhere, the addresses may differ, e.g. a PIE
- * program's data and bss). Registered with the NIC; on-node peers reach it by
- * CMA, so locus_rma_ptr() gives NULL for it. *id: the region's number. */
+ * program's data and bss). Processes of this node reach it by CMA
+ * (process_vm_writev/readv), so locus_rma_ptr() gives NULL for it (except
+ * for self); put/get to another node's region and atomics on regions give
+ * LOCUS_ERR_UNSUPPORTED for now (the NIC path addresses the heap only).
+ * *id: the region's number. */
 LOCUS_API locus_status_t locus_rma_region_add(locus_rma_t *r, void *base, size_t len, int *id);
 
 /* The address at which this process can load and store `rank`'s copy of
@@ -114,6 +130,8 @@ LOCUS_API locus_status_t locus_rma_get_nbi(locus_rma_t *r, int rank, void *dst, 
                                            size_t len);
 LOCUS_API locus_status_t locus_rma_flush(locus_rma_t *r, int rank);
 LOCUS_API locus_status_t locus_rma_flush_all(locus_rma_t *r);
+/* Today a flush_all (NIC requests completed; on-node copies are complete at
+ * return anyway). */
 LOCUS_API locus_status_t locus_rma_fence(locus_rma_t *r);
 
 typedef enum locus_rma_amo_op {
@@ -143,7 +161,10 @@ LOCUS_API locus_status_t locus_rma_swap(locus_rma_t *r, int rank, uint64_t *sym,
 
 /* flush_all, then every process of the job waits for the others. */
 LOCUS_API locus_status_t locus_rma_barrier(locus_rma_t *r);
-/* Drive the NIC's completions (errors surface here and in every call). */
+/* Drive the NIC's completions and, at most every 100 ms, check that every
+ * peer is alive (an RDMA READ to NIC peers, the pid on this node): call it in
+ * loops that wait for memory another process writes (wait_until), so that a
+ * dead peer ends the wait with LOCUS_ERR_PEER_FAILED. */
 LOCUS_API locus_status_t locus_rma_progress(locus_rma_t *r);
 
 typedef struct locus_rma_stats {
@@ -151,7 +172,8 @@ typedef struct locus_rma_stats {
     uint64_t puts_nic, gets_nic, amos_nic;       /* through the NIC */
     uint64_t bytes_local, bytes_nic;
     uint64_t puts_inline, bounce;                /* small puts inline; buffers through bounce */
-    uint64_t reg_cache_gets, registrations;      /* cache lookups; registrations made (cache + none) */
+    uint64_t reg_cache_gets, registrations;      /* pieces through the registration cache (cache, none);
+                                                    registrations its device made (heap included) */
 } locus_rma_stats_t;
 LOCUS_API locus_status_t locus_rma_stats(const locus_rma_t *r, locus_rma_stats_t *out);
 
