@@ -73,8 +73,11 @@ locus_status_t rma_nic_setup(locus_rma_t *r, const bool *need)
         settle_reg(r);
         const rdma_caps_t *c = rdma_iface_caps(r->ifc);
         const rdma_md_info_t *mi = rdma_md_info(r->md);
+        int eps = 0;
+        for (int q = 0; q < r->size; q++)
+            eps += r->peers[q].ep != NULL;
         lc_note(&r->notes, "NIC: %s port %d, %d endpoint%s, inline %u B, bounce %llu B, atomics %s%s", mi->device,
-                mi->port, (int)(r->size), r->size == 1 ? "" : "s", c->max_inline, (unsigned long long)r->bounce,
+                mi->port, eps, eps == 1 ? "" : "s", c->max_inline, (unsigned long long)r->bounce,
                 c->atomics ? "usable" : "unusable", c->atomic_bswap ? " (byte-swapped replies)" : "");
         if (!r->cpu_atomics && !c->atomics)
             lc_note(&r->notes, "the NIC's atomics failed their self-test: locus_rma_amo returns "
