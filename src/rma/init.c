@@ -136,9 +136,12 @@ static locus_status_t setup_heaps(locus_rma_t *r)
         st = map_peers(r, all);
     free(all);
     st = rma_agree(r, st, "rma init (mapping the node's heaps)");
-    /* every local peer mapped ours (or failed): the name can go */
+    /* every local peer mapped ours (or failed): the name can go; once all
+     * agree it went, no process returns from init with a name left */
     locus_status_t un = locus_heap_unlink(r->heap);
-    return st ? st : un;
+    if (st)
+        return st;
+    return rma_agree(r, un, "rma init (unlinking the heap names)");
 }
 
 static void describe(locus_rma_t *r, int local_peers)
