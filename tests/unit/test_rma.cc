@@ -288,6 +288,15 @@ TEST(RmaJob, MappedPeersLoadStoreAtomicsAndNoNameLeft)
                 for (int q = 0; q < n; q++)
                     if (*reinterpret_cast<uint64_t *>(heap + 1000 + 8 * q) != 1000u * (unsigned)q + (unsigned)rank)
                         return 15;
+                static uint64_t global[64]; // a "symmetric global": same length, its own address
+                int id;
+                if (locus_rma_region_add(r, global, sizeof global, &id))
+                    return 17;
+                uint64_t v = 77u + (unsigned)rank;
+                if (locus_rma_put(r, (rank + 1) % n, &global[rank], &v, 8)) // CMA to the next rank
+                    return 18;
+                if (locus_rma_barrier(r) || global[(rank + n - 1) % n] != 77u + (unsigned)((rank + n - 1) % n))
+                    return 19;
                 uint64_t want = 300u / n * n;
                 o.t_mark = (double)*ctr;
                 return *ctr == want && *reinterpret_cast<uint32_t *>(heap + 72) == 2 * want ? 0 : 16;
