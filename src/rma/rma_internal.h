@@ -25,6 +25,11 @@
  * a NIC peer (a dead one fails it within the QP's detection time), kill(pid,
  * 0) to a local one. */
 #define RMA_PROBE_NS 250000000ull
+/* A barrier waiting this long yields the CPU at each poll, and after
+ * RMA_SLEEP_NS sleeps RMA_NAP_NS between polls (sync.c, wait_slot). */
+#define RMA_YIELD_NS 1000000ull
+#define RMA_SLEEP_NS 20000000ull
+#define RMA_NAP_NS 50000ull
 
 typedef enum { RMA_PATH_LOCAL = 0, RMA_PATH_NIC = 1 } rma_path_t;
 

@@ -9,6 +9,7 @@
 #include "rma/rma_internal.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 
@@ -68,7 +69,11 @@ locus_status_t rma_liveness(locus_rma_t *r, bool force)
 }
 
 /* Wait until our slot of round k holds `epoch`, progressing the NIC and,
- * after RMA_PROBE_NS, watching the peers. */
+ * after RMA_PROBE_NS, watching the peers. A long wait gives the CPU away
+ * (yield after RMA_YIELD_NS, short sleeps after RMA_SLEEP_NS): a process that
+ * only waits must not starve the ones it waits for when cores are shared
+ * (oversubscribed nodes; a software RDMA device whose work runs on the
+ * receiver's CPU). */
 static locus_status_t wait_slot(locus_rma_t *r, int k, uint64_t epoch)
 {
     volatile uint64_t *slot = (uint64_t *)(r->base + r->obj_size - RMA_CTRL + RMA_CTRL_BARRIER) + k;
@@ -85,11 +90,16 @@ static locus_status_t wait_slot(locus_rma_t *r, int k, uint64_t epoch)
         uint64_t now = lc_now_ns();
         if (!start)
             start = now;
-        else if (now - start >= RMA_PROBE_NS) {
+        uint64_t waited = now - start;
+        if (waited >= RMA_PROBE_NS) {
             locus_status_t st = rma_liveness(r, false);
             if (st)
                 return st;
         }
+        if (waited >= RMA_SLEEP_NS)
+            lc_sleep_ns(RMA_NAP_NS);
+        else if (waited >= RMA_YIELD_NS)
+            sched_yield();
     }
     return LOCUS_OK;
 }
