@@ -78,7 +78,9 @@ typedef enum locus_rma_reg {
 
 typedef struct locus_rma_attr {
     uint64_t heap_size;     /* symmetric heap per process (LOCUS_RMA_HEAP_SIZE) */
-    locus_heap_attr_t heap; /* placement, pages, fault-in (LOCUS_HEAP_*; size is heap_size) */
+    locus_heap_attr_t heap; /* placement, pages, fault-in (LOCUS_HEAP_*); size, percent, procs
+                               and share_name are set by init (heap_size + a 4 KiB control
+                               block, shared when the node has other processes of the job) */
     locus_rma_reg_t reg;    /* LOCUS_RMA_REG */
     bool nic_only;          /* LOCUS_RMA_ONNODE=nic: on-node peers through NIC loopback too
                                (tests, and jobs whose nodes share nothing) */
