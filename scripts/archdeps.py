@@ -30,8 +30,9 @@ LAYERS = [
 ]
 BESIDE = {"prof": 2}  # the profiler sits beside the stack, above topo
 # Internal headers that are another module's interface: the hooks library is
-# its own .so and this is the contract the registration cache subscribes through.
-INTERFACE_HEADERS = {"hooks/hooks.h"}
+# its own .so and this is the contract the registration cache subscribes
+# through; rdma has no public API yet, rma (its only user) goes through this.
+INTERFACE_HEADERS = {"hooks/hooks.h", "rdma/rdma.h"}
 CORE_HEADERS = {"status", "config", "version"}
 EXTERNAL = {
     "core": "libc", "boot": "libpmix (dlopen)", "topo": "hwloc", "hooks": "libc, libdl",
