@@ -18,11 +18,9 @@ static void ep_free(locus_shm_ep_t *ep)
         ep->match.unexp_head = u->next;
         free(u);
     }
-    while (ep->free_reqs) {
-        locus_shm_req_t *r = ep->free_reqs;
-        ep->free_reqs = r->next;
-        free(r);
-    }
+    for (size_t i = 0; i < ep->reqmem.n; i++)
+        free(ep->reqmem.chunk[i]);
+    free(ep->reqmem.chunk);
     free(ep->q);
     free(ep->cached_head);
     free(ep->peer.pid);
@@ -38,6 +36,29 @@ static void ep_free(locus_shm_ep_t *ep)
     shm_pool_free(ep);
     lc_notes_free(&ep->notes);
     free(ep);
+}
+
+#define REQ_CHUNK 64
+
+bool shm_req_grow(locus_shm_ep_t *ep)
+{
+    if (ep->reqmem.n == ep->reqmem.cap) {
+        size_t cap = ep->reqmem.cap ? 2 * ep->reqmem.cap : 8;
+        void **c = realloc(ep->reqmem.chunk, cap * sizeof *c);
+        if (!c)
+            return false;
+        ep->reqmem.chunk = c;
+        ep->reqmem.cap = cap;
+    }
+    locus_shm_req_t *r = malloc(REQ_CHUNK * sizeof *r);
+    if (!r)
+        return false;
+    ep->reqmem.chunk[ep->reqmem.n++] = r;
+    for (int i = 0; i < REQ_CHUNK; i++) {
+        r[i].next = ep->free_reqs;
+        ep->free_reqs = &r[i];
+    }
+    return true;
 }
 
 /* The per-peer arrays and the heap's block table. */

@@ -119,6 +119,10 @@ struct locus_shm_ep {
 
     /* Requests (req.c): released ones, reused. */
     locus_shm_req_t *free_reqs;
+    /* Requests come in chunks, all freed at finalize: a request the caller
+     * never tested (a receive still posted, a send never waited for) is not
+     * leaked. */
+    struct { void **chunk; size_t n, cap; } reqmem;
 
     /* Sending (send.c). */
     struct {
@@ -207,13 +211,15 @@ static inline void shm_list_remove(shm_list_t *l, locus_shm_req_t *r)
     r->next = r->prev = NULL;
 }
 
+/* Refill the free list with a new chunk of requests (init.c); false: no memory. */
+bool shm_req_grow(locus_shm_ep_t *ep);
+
 static inline locus_shm_req_t *shm_req_new(locus_shm_ep_t *ep, int kind)
 {
-    locus_shm_req_t *r = ep->free_reqs;
-    if (r)
-        ep->free_reqs = r->next;
-    else if (!(r = (locus_shm_req_t *)malloc(sizeof *r)))
+    if (!ep->free_reqs && !shm_req_grow(ep))
         return NULL;
+    locus_shm_req_t *r = ep->free_reqs;
+    ep->free_reqs = r->next;
     memset(r, 0, sizeof *r);
     r->kind = (uint8_t)kind;
     return r;
