@@ -43,6 +43,32 @@ static void usage(FILE *out)
             "  else 0; 2 for a usage error of locus run.\n");
 }
 
+/* The rma heaps of a job whose process died during init (before the names
+ * were unlinked, which happens once every local process mapped them):
+ * /dev/shm/locus-<uid>-<job>-h<rank>, or the same name on a hugetlbfs mount. */
+static void remove_heaps(const char *job, long n)
+{
+    char dirs[8][512] = {"/dev/shm"};
+    int nd = 1;
+    FILE *m = fopen("/proc/mounts", "re");
+    char dev[256], mnt[512], type[64];
+    while (m && nd < 8 && fscanf(m, "%255s %511s %63s %*[^\n]", dev, mnt, type) == 3)
+        if (!strcmp(type, "hugetlbfs"))
+            snprintf(dirs[nd++], sizeof dirs[0], "%s", mnt);
+    if (m)
+        fclose(m);
+    int removed = 0;
+    for (int d = 0; d < nd; d++)
+        for (long r = 0; r < n; r++) {
+            char path[700];
+            snprintf(path, sizeof path, "%.511s/locus-%u-%.64s-h%ld", dirs[d], (unsigned)getuid(), job, r);
+            removed += unlink(path) == 0;
+        }
+    if (removed)
+        fprintf(stderr, "locus run: removed %d heap object%s a failed process left behind\n", removed,
+                removed == 1 ? "" : "s");
+}
+
 /* The CPU set of rank r for this binding, over the CPUs we may use. */
 static void bind_set(int mode, int rank, const cpu_set_t *avail, cpu_set_t *out)
 {
@@ -254,6 +280,7 @@ int locus_cmd_run(int argc, char **argv)
     }
     report_abort(hub, &aborted, &rc); /* if every process was gone before we looked */
     shm_unlink(seg); /* normally gone already: unlinked once every process attached */
+    remove_heaps(job, n);
     locus_boot_hub_destroy(hub);
     free(pids);
     return rc;
