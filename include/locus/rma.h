@@ -111,11 +111,13 @@ LOCUS_API const char *locus_rma_notes(const locus_rma_t *r);
 
 /* Expose [base, base+len) of every process as one more symmetric region
  * (collective; same len everywhere, the addresses may differ, e.g. a PIE
- * program's data and bss). Processes of this node reach it by CMA
+ * program's data and bss; at most 7). Processes of this node reach it by CMA
  * (process_vm_writev/readv), so locus_rma_ptr() gives NULL for it (except
- * for self); put/get to another node's region and atomics on regions give
- * LOCUS_ERR_UNSUPPORTED for now (the NIC path addresses the heap only).
- * *id: the region's number. */
+ * for self); processes reached through the NIC get it registered and
+ * exchanged as one more RDMA window (put, get and atomics, like the heap).
+ * Atomics on another process's region need the NIC as the job's agent: on
+ * one node they give LOCUS_ERR_UNSUPPORTED (self excepted). *id: the
+ * region's number. */
 LOCUS_API locus_status_t locus_rma_region_add(locus_rma_t *r, void *base, size_t len, int *id);
 
 /* The address at which this process can load and store `rank`'s copy of

@@ -250,3 +250,17 @@ locus_status_t rdma_md_reg_heap(rdma_md_t *md, void *base, size_t len)
     locus_reg_put(md->cache, r);
     return LOCUS_OK;
 }
+
+locus_status_t rdma_md_reg_window(rdma_md_t *md, void *base, size_t len, uint32_t *rkey)
+{
+    if (!md || !base || !len || !rkey)
+        return lc_err(LOCUS_ERR_INVALID, "rdma_md_reg_window(%p, %p, %zu): expected an md, a base, a length > 0 "
+                      "and an rkey", (void *)md, base, len);
+    locus_status_t st = locus_reg_static(md->cache, base, len, LOCUS_REG_ACCESS_ALL);
+    const locus_reg_t *r;
+    if (!st && !(st = locus_reg_get(md->cache, base, len, LOCUS_REG_ACCESS_ALL, &r))) {
+        *rkey = r->rkey;
+        locus_reg_put(md->cache, r);
+    }
+    return st;
+}

@@ -27,12 +27,37 @@ static locus_status_t usable(rdma_ep_t *ep, const char *op)
     return LOCUS_OK;
 }
 
-static locus_status_t in_range(const rdma_ep_t *ep, const char *op, uint64_t roff, uint64_t len)
+typedef struct rdma_win win_t;
+
+/* Window w of the peer (0: its heap); NULL with an error if unset. */
+static const win_t *window(rdma_ep_t *ep, int w, const char *op)
 {
-    uint64_t hl = ep->peer.heap_len;
+    if (w < 0 || w >= RDMA_MAX_WINDOWS || (w && !ep->win[w].len)) {
+        lc_err(LOCUS_ERR_INVALID, "rdma %s: remote window %d is not set (0..%d, see rdma_ep_set_window)", op, w,
+               RDMA_MAX_WINDOWS - 1);
+        return NULL;
+    }
+    if (!w) /* the heap, as the peer's blob gave it */
+        ep->win[0] = (win_t){ep->peer.heap_base, ep->peer.heap_len, ep->peer.heap_rkey};
+    return &ep->win[w];
+}
+
+locus_status_t rdma_ep_set_window(rdma_ep_t *ep, int w, uint64_t base, uint64_t len, uint32_t rkey)
+{
+    if (!ep || w < 1 || w >= RDMA_MAX_WINDOWS || !len || base + len < base)
+        return lc_err(LOCUS_ERR_INVALID, "rdma_ep_set_window(%d, 0x%llx, %llu): expected a window 1..%d and a "
+                      "non-empty range", w, (unsigned long long)base, (unsigned long long)len, RDMA_MAX_WINDOWS - 1);
+    ep->win[w] = (win_t){base, len, rkey};
+    return LOCUS_OK;
+}
+
+static locus_status_t in_range(const rdma_ep_t *ep, const win_t *win, const char *op, uint64_t roff, uint64_t len)
+{
+    uint64_t hl = win->len;
     if (roff > hl || len > hl - roff)
-        return lc_err(LOCUS_ERR_RANGE, "rdma %s of %llu bytes at remote offset %llu: outside the peer's heap of "
-                      "%llu bytes", op, (unsigned long long)len, (unsigned long long)roff, (unsigned long long)hl);
+        return lc_err(LOCUS_ERR_RANGE, "rdma %s of %llu bytes at remote offset %llu: outside the peer's %s of "
+                      "%llu bytes", op, (unsigned long long)len, (unsigned long long)roff,
+                      win == &ep->win[0] ? "heap" : "window", (unsigned long long)hl);
     if (len > ep->ifc->md->info.max_msg)
         return lc_err(LOCUS_ERR_RANGE, "rdma %s of %llu bytes: longer than the port's largest message (%llu)", op,
                       (unsigned long long)len, (unsigned long long)ep->ifc->md->info.max_msg);
@@ -185,7 +210,7 @@ static locus_status_t post(rdma_ep_t *ep, struct ibv_send_wr *wr, const rdma_slo
     return LOCUS_OK;
 }
 
-static locus_status_t rw(rdma_ep_t *ep, void *buf, uint64_t roff, size_t len, rdma_comp_t *comp, int op)
+static locus_status_t rw(rdma_ep_t *ep, int w, void *buf, uint64_t roff, size_t len, rdma_comp_t *comp, int op)
 {
     const char *name = op == OP_PUT ? "put" : "get";
     locus_status_t st = usable(ep, name);
@@ -193,7 +218,10 @@ static locus_status_t rw(rdma_ep_t *ep, void *buf, uint64_t roff, size_t len, rd
         return st;
     if (!buf)
         return lc_err(LOCUS_ERR_INVALID, "rdma %s of %zu bytes: local buffer NULL", name, len);
-    if ((st = in_range(ep, name, roff, len)) || (st = await(ep, slot_free)))
+    const win_t *win = window(ep, w, name);
+    if (!win)
+        return LOCUS_ERR_INVALID;
+    if ((st = in_range(ep, win, name, roff, len)) || (st = await(ep, slot_free)))
         return st;
     rdma_md_t *md = ep->ifc->md;
     lbuf_t lb;
@@ -206,8 +234,8 @@ static locus_status_t rw(rdma_ep_t *ep, void *buf, uint64_t roff, size_t len, rd
     wr.sg_list = &sge;
     wr.num_sge = 1;
     wr.send_flags = lb.inl ? IBV_SEND_INLINE : 0;
-    wr.wr.rdma.remote_addr = ep->peer.heap_base + roff;
-    wr.wr.rdma.rkey = ep->peer.heap_rkey;
+    wr.wr.rdma.remote_addr = win->base + roff;
+    wr.wr.rdma.rkey = win->rkey;
     rdma_slot_t t = {.comp = comp, .reg = lb.reg, .len = (uint32_t)len, .bounce = lb.bounce, .cell = -1};
     if (op == OP_GET && lb.bounce >= 0)
         t.copy_dst = buf;
@@ -225,16 +253,26 @@ static locus_status_t rw(rdma_ep_t *ep, void *buf, uint64_t roff, size_t len, rd
 
 locus_status_t rdma_put(rdma_ep_t *ep, const void *src, uint64_t roff, size_t len, rdma_comp_t *comp)
 {
-    return rw(ep, (void *)src, roff, len, comp, OP_PUT);
+    return rw(ep, 0, (void *)src, roff, len, comp, OP_PUT);
 }
 
 locus_status_t rdma_get(rdma_ep_t *ep, void *dst, uint64_t roff, size_t len, rdma_comp_t *comp)
 {
-    return rw(ep, dst, roff, len, comp, OP_GET);
+    return rw(ep, 0, dst, roff, len, comp, OP_GET);
 }
 
-static locus_status_t atomic(rdma_ep_t *ep, int op, uint64_t roff, uint64_t a, uint64_t b, uint64_t *result,
-                             rdma_comp_t *comp)
+locus_status_t rdma_put_w(rdma_ep_t *ep, int w, const void *src, uint64_t roff, size_t len, rdma_comp_t *comp)
+{
+    return rw(ep, w, (void *)src, roff, len, comp, OP_PUT);
+}
+
+locus_status_t rdma_get_w(rdma_ep_t *ep, int w, void *dst, uint64_t roff, size_t len, rdma_comp_t *comp)
+{
+    return rw(ep, w, dst, roff, len, comp, OP_GET);
+}
+
+static locus_status_t atomic(rdma_ep_t *ep, int w, int op, uint64_t roff, uint64_t a, uint64_t b,
+                             uint64_t *result, rdma_comp_t *comp)
 {
     const char *name = op == OP_FADD ? "fetch-add" : "compare-swap";
     locus_status_t st = usable(ep, name);
@@ -246,10 +284,13 @@ static locus_status_t atomic(rdma_ep_t *ep, int op, uint64_t roff, uint64_t a, u
                       "rdma_md_notes)", name, ifc->md->devname, ifc->md->info.atomic_cap);
     if (!ep->peer.atomics)
         return lc_err(LOCUS_ERR_UNSUPPORTED, "rdma %s: the peer's device has no atomics", name);
-    if (roff % 8 || (ep->peer.heap_base + roff) % 8)
+    const win_t *win = window(ep, w, name);
+    if (!win)
+        return LOCUS_ERR_INVALID;
+    if ((win->base + roff) % 8)
         return lc_err(LOCUS_ERR_INVALID, "rdma %s at remote offset %llu (address 0x%llx): not 8-byte aligned",
-                      name, (unsigned long long)roff, (unsigned long long)(ep->peer.heap_base + roff));
-    if ((st = in_range(ep, name, roff, 8)) || (st = await(ep, slot_free)) || (st = await(ep, cell_free)))
+                      name, (unsigned long long)roff, (unsigned long long)(win->base + roff));
+    if ((st = in_range(ep, win, name, roff, 8)) || (st = await(ep, slot_free)) || (st = await(ep, cell_free)))
         return st;
     rdma_md_t *md = ep->ifc->md;
     int cell = rdma_pool_take_cell(md);
@@ -259,8 +300,8 @@ static locus_status_t atomic(rdma_ep_t *ep, int op, uint64_t roff, uint64_t a, u
     wr.opcode = op == OP_FADD ? IBV_WR_ATOMIC_FETCH_AND_ADD : IBV_WR_ATOMIC_CMP_AND_SWP;
     wr.sg_list = &sge;
     wr.num_sge = 1;
-    wr.wr.atomic.remote_addr = ep->peer.heap_base + roff;
-    wr.wr.atomic.rkey = ep->peer.heap_rkey;
+    wr.wr.atomic.remote_addr = win->base + roff;
+    wr.wr.atomic.rkey = win->rkey;
     wr.wr.atomic.compare_add = a;
     wr.wr.atomic.swap = b;
     rdma_slot_t t = {.comp = comp, .result = result, .len = 8, .bounce = -1, .cell = cell};
@@ -274,13 +315,25 @@ static locus_status_t atomic(rdma_ep_t *ep, int op, uint64_t roff, uint64_t a, u
 
 locus_status_t rdma_fetch_add(rdma_ep_t *ep, uint64_t roff, uint64_t add, uint64_t *result, rdma_comp_t *comp)
 {
-    return atomic(ep, OP_FADD, roff, add, 0, result, comp);
+    return atomic(ep, 0, OP_FADD, roff, add, 0, result, comp);
+}
+
+locus_status_t rdma_fetch_add_w(rdma_ep_t *ep, int w, uint64_t roff, uint64_t add, uint64_t *result,
+                                rdma_comp_t *comp)
+{
+    return atomic(ep, w, OP_FADD, roff, add, 0, result, comp);
+}
+
+locus_status_t rdma_cswap_w(rdma_ep_t *ep, int w, uint64_t roff, uint64_t compare, uint64_t swap,
+                            uint64_t *result, rdma_comp_t *comp)
+{
+    return atomic(ep, w, OP_CSWAP, roff, compare, swap, result, comp);
 }
 
 locus_status_t rdma_cswap(rdma_ep_t *ep, uint64_t roff, uint64_t compare, uint64_t swap, uint64_t *result,
                           rdma_comp_t *comp)
 {
-    return atomic(ep, OP_CSWAP, roff, compare, swap, result, comp);
+    return atomic(ep, 0, OP_CSWAP, roff, compare, swap, result, comp);
 }
 
 /* A zero-byte WRITE (no rkey check: IBA C9-88) signalled behind an

@@ -143,6 +143,9 @@ const rdma_md_info_t *rdma_md_info(const rdma_md_t *md);
  * export it in every endpoint's blob. Local buffers inside it need no other
  * registration. */
 locus_status_t rdma_md_reg_heap(rdma_md_t *md, void *base, size_t len);
+/* Register [base, +len) for remote access (a window others address through
+ * rdma_ep_set_window): *rkey for them; held until the md closes. */
+locus_status_t rdma_md_reg_window(rdma_md_t *md, void *base, size_t len, uint32_t *rkey);
 /* The registration cache used for other local buffers (on the md's PD). */
 locus_reg_cache_t *rdma_md_cache(const rdma_md_t *md);
 /* Choices and fallbacks ("GID 1: RoCE v2 ::ffff:10.0.2.15"), one per line. */
@@ -212,6 +215,19 @@ void rdma_ep_destroy(rdma_ep_t *ep);
 /* ---------- operations (non-blocking) ---------- */
 
 /* RDMA WRITE of len bytes from src to the peer's heap at roff. len 0: no-op. */
+/* Remote windows: window 0 is the peer's heap (from its address blob); a
+ * caller that exchanged more registered ranges (rdma_md_reg_window on the
+ * peer) sets them as windows 1..RDMA_MAX_WINDOWS-1, and the _w operations
+ * address one by index. Offsets, ranges and alignment are checked against
+ * that window. */
+#define RDMA_MAX_WINDOWS 8
+locus_status_t rdma_ep_set_window(rdma_ep_t *ep, int w, uint64_t base, uint64_t len, uint32_t rkey);
+locus_status_t rdma_put_w(rdma_ep_t *ep, int w, const void *src, uint64_t roff, size_t len, rdma_comp_t *comp);
+locus_status_t rdma_get_w(rdma_ep_t *ep, int w, void *dst, uint64_t roff, size_t len, rdma_comp_t *comp);
+locus_status_t rdma_fetch_add_w(rdma_ep_t *ep, int w, uint64_t roff, uint64_t add, uint64_t *result,
+                                rdma_comp_t *comp);
+locus_status_t rdma_cswap_w(rdma_ep_t *ep, int w, uint64_t roff, uint64_t compare, uint64_t swap,
+                            uint64_t *result, rdma_comp_t *comp);
 locus_status_t rdma_put(rdma_ep_t *ep, const void *src, uint64_t roff, size_t len, rdma_comp_t *comp);
 /* Whether rdma_put(ep, src, ..., len) copies the source at post (inline or
  * through a bounce buffer): then src is reusable when the put returns, else

@@ -96,6 +96,7 @@ struct rdma_ep {
     bool draining, drained;   /* destroy: marker posted / its completion seen */
     uint64_t drain_seq;
     rdma_peer_t peer;
+    struct rdma_win { uint64_t base, len; uint32_t rkey; } win[RDMA_MAX_WINDOWS]; /* [0]: peer.heap_* */
     int rd_atomic;            /* max_rd_atomic in use */
     locus_status_t err;
     char errmsg[320];

@@ -71,18 +71,19 @@ static locus_status_t nic_wait(locus_rma_t *r, int rank, rdma_comp_t *comp, locu
     return st;
 }
 
-static locus_status_t nic_cswap(locus_rma_t *r, int rank, uint64_t woff, uint64_t expect, uint64_t want,
+/* win: the peer's window (0 its heap, 1 + i added region i). */
+static locus_status_t nic_cswap(locus_rma_t *r, int rank, int win, uint64_t woff, uint64_t expect, uint64_t want,
                                 uint64_t *actual)
 {
     rdma_comp_t c = {0};
     r->stats.amos_nic++;
-    return nic_wait(r, rank, &c, rdma_cswap(r->peers[rank].ep, woff, expect, want, actual, &c));
+    return nic_wait(r, rank, &c, rdma_cswap_w(r->peers[rank].ep, win, woff, expect, want, actual, &c));
 }
 
 /* The operation on the word (width 8) or on its half at byte `shift` / 8
  * (width 4, little-endian), as compare-swap rounds starting from a guess of
  * 0: one round trip when the word is 0, two when nothing races. */
-static locus_status_t nic_cas_loop(locus_rma_t *r, int rank, uint64_t woff, unsigned shift, size_t width,
+static locus_status_t nic_cas_loop(locus_rma_t *r, int rank, int win, uint64_t woff, unsigned shift, size_t width,
                                    locus_rma_amo_op_t op, uint64_t operand, uint64_t compare, uint64_t *old_out)
 {
     uint64_t mask = width == 8 ? ~0ull : 0xffffffffull << shift, word = 0;
@@ -90,7 +91,7 @@ static locus_status_t nic_cas_loop(locus_rma_t *r, int rank, uint64_t woff, unsi
         uint64_t cur = (word & mask) >> shift;
         uint64_t next = apply(op, cur, operand, compare) & (mask >> shift);
         uint64_t want = (word & ~mask) | (next << shift), actual;
-        locus_status_t st = nic_cswap(r, rank, woff, word, want, &actual);
+        locus_status_t st = nic_cswap(r, rank, win, woff, word, want, &actual);
         if (st)
             return st;
         if (actual == word) {
@@ -101,8 +102,8 @@ static locus_status_t nic_cas_loop(locus_rma_t *r, int rank, uint64_t woff, unsi
     }
 }
 
-static locus_status_t nic_amo(locus_rma_t *r, int rank, locus_rma_amo_op_t op, uint64_t off, size_t width,
-                              uint64_t operand, uint64_t compare, uint64_t *fetched)
+static locus_status_t nic_amo(locus_rma_t *r, int rank, int win, locus_rma_amo_op_t op, uint64_t off,
+                              size_t width, uint64_t operand, uint64_t compare, uint64_t *fetched)
 {
     rma_peer_t *p = &r->peers[rank];
     if (!rdma_iface_caps(r->ifc)->atomics)
@@ -113,15 +114,16 @@ static locus_status_t nic_amo(locus_rma_t *r, int rank, locus_rma_amo_op_t op, u
     locus_status_t st;
     if (width == 8 && op == LOCUS_RMA_AMO_ADD && !fetched) { /* completes by flush */
         r->stats.amos_nic++;
-        return nic_wait(r, rank, &c, rdma_fetch_add(p->ep, off, operand, NULL, NULL));
+        return nic_wait(r, rank, &c, rdma_fetch_add_w(p->ep, win, off, operand, NULL, NULL));
     }
     if (width == 8 && (op == LOCUS_RMA_AMO_ADD || op == LOCUS_RMA_AMO_FETCH)) {
         r->stats.amos_nic++;
-        st = nic_wait(r, rank, &c, rdma_fetch_add(p->ep, off, op == LOCUS_RMA_AMO_ADD ? operand : 0, &old, &c));
+        st = nic_wait(r, rank, &c,
+                      rdma_fetch_add_w(p->ep, win, off, op == LOCUS_RMA_AMO_ADD ? operand : 0, &old, &c));
     } else if (width == 8 && op == LOCUS_RMA_AMO_CSWAP) {
-        st = nic_cswap(r, rank, off, compare, operand, &old);
+        st = nic_cswap(r, rank, win, off, compare, operand, &old);
     } else {
-        st = nic_cas_loop(r, rank, off & ~7ull, (unsigned)(off & 4) * 8, width, op, operand, compare, &old);
+        st = nic_cas_loop(r, rank, win, off & ~7ull, (unsigned)(off & 4) * 8, width, op, operand, compare, &old);
     }
     if (!st && fetched)
         *fetched = old;
@@ -153,9 +155,11 @@ locus_status_t locus_rma_amo(locus_rma_t *r, int rank, locus_rma_amo_op_t op, vo
     uint64_t off;
     if ((st = rma_locate(r, op_name(op), rank, sym, width, &region, &off)))
         return st;
-    if (region >= 0)
-        return lc_err(LOCUS_ERR_UNSUPPORTED, "rma %s on added region %d: atomics work on the symmetric heap only",
-                      op_name(op), region);
+    /* added regions: the NIC (a window) when it is the agent; the CPU on our
+     * own copy; another local process's copy has no mapping here */
+    if (region >= 0 && r->cpu_atomics && rank != r->rank)
+        return lc_err(LOCUS_ERR_UNSUPPORTED, "rma %s on added region %d of rank %d: on one node atomics reach the "
+                      "symmetric heap and this process's own regions only", op_name(op), region, rank);
     if (off % width)
         return lc_err(LOCUS_ERR_INVALID, "rma %s of %zu bytes at heap offset %llu: not %zu-byte aligned", op_name(op),
                       width, (unsigned long long)off, width);
@@ -166,8 +170,9 @@ locus_status_t locus_rma_amo(locus_rma_t *r, int rank, locus_rma_amo_op_t op, vo
         compare &= 0xffffffffull;
     }
     if (!r->cpu_atomics)
-        return nic_amo(r, rank, op, off, width, operand, compare, fetched);
-    uint64_t old = cpu_amo(r->peers[rank].base + off, width, op, operand, compare);
+        return nic_amo(r, rank, region + 1, op, off, width, operand, compare, fetched);
+    char *at = region >= 0 ? r->regions[region].mine + off : r->peers[rank].base + off;
+    uint64_t old = cpu_amo(at, width, op, operand, compare);
     r->stats.amos_cpu++;
     if (fetched)
         *fetched = old;

@@ -1,9 +1,9 @@
 /* Added regions (locus_rma_region_add): memory outside the heap that every
  * process exposes with the same length at its own address, e.g. a PIE
  * program's data and bss. On this node they are reached by CMA
- * (process_vm_writev/readv at the owner's address); the NIC path addresses
- * the heap only (the rdma layer's operations carry the heap's key), so other
- * nodes' regions are refused with LOCUS_ERR_UNSUPPORTED. */
+ * (process_vm_writev/readv at the owner's address); processes reached
+ * through the NIC get the region registered and exchanged as one more remote
+ * window of their endpoint (window 1 + region id; rdma's windows). */
 #include "rma/rma_internal.h"
 
 #include <errno.h>
@@ -19,7 +19,14 @@ locus_status_t locus_rma_region_add(locus_rma_t *r, void *base, size_t len, int 
     if (!r || !base || !len || !id)
         return lc_err(LOCUS_ERR_INVALID, "rma region_add(%p, %zu): expected a handle, a base, a length > 0 and id",
                       base, len);
-    uint64_t mine[2] = {(uintptr_t)base, len}, *all = calloc((size_t)r->size * 2, sizeof *all);
+    if (r->nregions + 1 >= RDMA_MAX_WINDOWS)
+        return lc_err(LOCUS_ERR_NO_SPACE, "rma region_add: at most %d added regions", RDMA_MAX_WINDOWS - 1);
+    uint32_t rkey = 0;
+    locus_status_t reg = r->md ? rdma_md_reg_window(r->md, base, len, &rkey) : LOCUS_OK;
+    /* every process learns whether all could register (collective either way) */
+    if ((reg = rma_agree(r, reg, "rma region_add: NIC registration")))
+        return reg;
+    uint64_t mine[3] = {(uintptr_t)base, len, rkey}, *all = calloc((size_t)r->size * 3, sizeof *all);
     rma_region_t *g = realloc(r->regions, sizeof *g * (size_t)(r->nregions + 1));
     if (!all || !g) {
         free(all);
@@ -30,10 +37,13 @@ locus_status_t locus_rma_region_add(locus_rma_t *r, void *base, size_t len, int 
     r->regions = g;
     locus_status_t st = locus_boot_allgather(r->boot, mine, sizeof mine, all);
     for (int q = 0; !st && q < r->size; q++)
-        if (all[2 * q + 1] != len)
+        if (all[3 * q + 1] != len)
             st = lc_err(LOCUS_ERR_INVALID, "rma region_add: rank %d exposes %llu bytes, this process (rank %d) "
-                        "%zu: the same length is needed everywhere", q, (unsigned long long)all[2 * q + 1], r->rank,
+                        "%zu: the same length is needed everywhere", q, (unsigned long long)all[3 * q + 1], r->rank,
                         len);
+    for (int q = 0; !st && q < r->size; q++)
+        if (r->peers[q].ep)
+            st = rdma_ep_set_window(r->peers[q].ep, r->nregions + 1, all[3 * q], len, (uint32_t)all[3 * q + 2]);
     if (st) {
         free(all);
         return st;
@@ -41,7 +51,7 @@ locus_status_t locus_rma_region_add(locus_rma_t *r, void *base, size_t len, int 
     rma_region_t *rg = &r->regions[r->nregions];
     rg->mine = base;
     rg->len = len;
-    rg->bases = all; /* bases at even indexes */
+    rg->bases = all;
     *id = r->nregions++;
     return LOCUS_OK;
 }
@@ -51,15 +61,13 @@ locus_status_t rma_region_xfer(locus_rma_t *r, int rank, int region, uint64_t of
 {
     rma_region_t *rg = &r->regions[region];
     const rma_peer_t *p = &r->peers[rank];
-    char *remote = (char *)(uintptr_t)rg->bases[2 * rank] + off;
+    char *remote = (char *)(uintptr_t)rg->bases[3 * rank] + off;
     if (rank == r->rank) {
         memmove(put ? remote : local, put ? local : remote, len);
         return LOCUS_OK;
     }
-    if (p->node != r->node)
-        return lc_err(LOCUS_ERR_UNSUPPORTED, "rma %s to region %d of rank %d on node %d: added regions are reached "
-                      "on this node only (CMA); use the symmetric heap across nodes", put ? "put" : "get", region,
-                      rank, p->node);
+    if (p->path == RMA_PATH_NIC)
+        return rma_nic_xfer(r, rank, region + 1, off, local, len, put, true);
     for (size_t done = 0; done < len;) {
         struct iovec l = {(char *)local + done, len - done}, rv = {remote + done, len - done};
         ssize_t n = put ? process_vm_writev(p->pid, &l, 1, &rv, 1, 0) : process_vm_readv(p->pid, &l, 1, &rv, 1, 0);

@@ -51,7 +51,7 @@ typedef struct rma_peer {
 typedef struct rma_region {
     char *mine;
     uint64_t len;
-    uint64_t *bases;    /* per rank */
+    uint64_t *bases;    /* per rank: base, length, rkey (3 words each) */
 } rma_region_t;
 
 struct locus_rma {
@@ -99,6 +99,10 @@ void rma_nic_teardown(locus_rma_t *r);
  * (*region >= 0). op names the call in errors. */
 locus_status_t rma_locate(const locus_rma_t *r, const char *op, int rank, const void *sym, size_t len,
                           int *region, uint64_t *off);
+/* One transfer through the NIC to window `win` of `rank` (0: its heap, 1 + i:
+ * added region i), cut into work requests; blocking as put/get. */
+locus_status_t rma_nic_xfer(locus_rma_t *r, int rank, int win, uint64_t off, char *local, size_t len, bool put,
+                            bool blocking);
 /* A peer that failed: its error (the first one seen) again. */
 locus_status_t rma_peer_error(locus_rma_t *r, int rank);
 /* Note an endpoint failure (peer dead or link down): mark the rank. */

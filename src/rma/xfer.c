@@ -84,8 +84,8 @@ static bool in_own_heap(const locus_rma_t *r, const void *p, size_t len)
  * the bounce size when a buffer outside the heap must go through bounce
  * buffers (static). Blocking: a get waits for its data, a put until its
  * source may be reused (inline and bounce puts copied it at post). */
-static locus_status_t nic_xfer(locus_rma_t *r, int rank, uint64_t off, char *local, size_t len, bool put,
-                               bool blocking)
+locus_status_t rma_nic_xfer(locus_rma_t *r, int rank, int win, uint64_t off, char *local, size_t len, bool put,
+                            bool blocking)
 {
     rma_peer_t *p = &r->peers[rank];
     bool heap = in_own_heap(r, local, len);
@@ -97,8 +97,8 @@ static locus_status_t nic_xfer(locus_rma_t *r, int rank, uint64_t off, char *loc
         size_t n = len - done < chunk ? len - done : chunk;
         char *buf = local + done;
         bool wait = blocking && (!put || !rdma_put_copies_source(p->ep, buf, n));
-        st = put ? rdma_put(p->ep, buf, off + done, n, wait ? &comp : NULL)
-                 : rdma_get(p->ep, buf, off + done, n, wait ? &comp : NULL);
+        st = put ? rdma_put_w(p->ep, win, buf, off + done, n, wait ? &comp : NULL)
+                 : rdma_get_w(p->ep, win, buf, off + done, n, wait ? &comp : NULL);
         if (st)
             break;
         if (put && n <= max_inline)
@@ -154,7 +154,7 @@ static locus_status_t xfer(locus_rma_t *r, int rank, void *sym, void *local, siz
     if (region >= 0)
         return rma_region_xfer(r, rank, region, off, local, len, put);
     if (p->path == RMA_PATH_NIC)
-        return nic_xfer(r, rank, off, local, len, put, blocking);
+        return rma_nic_xfer(r, rank, 0, off, local, len, put, blocking);
     /* one copy through the mapping; NT stores for large puts, the target
      * reads the data later from its own cache or memory */
     if (put) {
