@@ -222,4 +222,3 @@ locus_status_t locus_shm_segment_name(const char *job, char *buf, size_t len)
     return LOCUS_OK;
 }
 
-LC_TUN_VALIDATOR(JOB, shm_validate_job)

@@ -2,6 +2,7 @@
  * that owns them) and the functions the role files offer each other. The
  * file of each role (docs/ARCHITECTURE.md, shm):
  *
+ *   job.c                who am I: job name, local rank and size (boot)
  *   seg.h/seg.c, plan.c  the segment: layout, bootstrap, peer liveness
  *   queue.h/queue.c      the multi-producer ring of 64-byte cells
  *   msg.h, copy.c        message types, the received message, the copy shim
@@ -21,6 +22,7 @@
 #ifndef LOCUS_SHM_INTERNAL_H
 #define LOCUS_SHM_INTERNAL_H
 
+#include <locus/boot.h>
 #include <locus/shm.h>
 #include <poll.h>
 #include <stdbool.h>
@@ -89,6 +91,7 @@ struct locus_shm_ep {
     shm_seg_hdr_t *hdr;
     shm_proc_t *procs;      /* one line per process */
     unsigned char *my_heap; /* my shared heap (pool.c) */
+    locus_boot_t *boot_owned; /* joined by init (opts.boot NULL, job.c): left at finalize */
 
     /* Rings (queue.h): every process's ring; mine is read through rx; per
      * destination, my cached copy of its published head. */
