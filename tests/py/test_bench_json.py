@@ -22,7 +22,8 @@ def test_documented_schema_is_the_shipped_one():
     jsonschema.Draft202012Validator.check_schema(bench.load_schema())
 
 
-@pytest.mark.parametrize("name", ["copy", "heap", "heap-compare", "stream", "regcache"])
+@pytest.mark.parametrize("name", ["copy", "heap", "heap-compare", "stream", "regcache", "pingpong", "bw",
+                                  "msgrate"])
 def test_real_output_validates(records, name):
     rec = records[name]
     bench.validate(rec, name)
@@ -80,6 +81,41 @@ def test_regcache_rows(records):
         assert all(p["peer"].startswith("UCX") for p in rec["peers"])
     else:
         assert any("ucs_rcache not run" in n for n in rec["notes"])
+
+
+@pytest.mark.parametrize("name, metric, unit, sizes, extras", [
+    ("pingpong", "latency", "us", [0, 8, 1024, 65536, 1 << 20], {"gbps", "mmsgps", "iters"}),
+    ("bw", "bandwidth", "GB/s", [8, 65536, 1 << 20], {"lat_us", "mmsgps", "iters"}),
+    ("msgrate", "message rate", "M/s", [8, 1024], {"lat_us", "gbps", "iters"}),
+])
+def test_shm_rows(records, name, metric, unit, sizes, extras):
+    """One row per size of the benchmark's metric, the other figures in extra,
+    consistent with each other; the run's parameters and placement."""
+    rec = records[name]
+    assert rec["benchmark"] == name and rec["peers"] == [] and rec["notes"] == []
+    rows = rec["rows"]
+    assert [r["x"] for r in rows] == sizes
+    for r in rows:
+        assert (r["series"], r["metric"], r["x_unit"], r["y_unit"]) == ("locus", metric, "bytes", unit), r
+        assert r["stat"] == "median" and r["n"] == 1 and r["y"] > 0, r
+        assert set(r["extra"]) == extras and r["extra"]["iters"] >= 10, r
+        lat_us = r["y"] if name == "pingpong" else r["extra"]["lat_us"]
+        rate = r["y"] if name == "msgrate" else r["extra"]["mmsgps"]
+        gbps = r["y"] if name == "bw" else r["extra"]["gbps"]
+        assert rate == pytest.approx(1 / lat_us, rel=0.01)  # M/s and us per message
+        assert gbps == pytest.approx(r["x"] * rate / 1e3, rel=0.01, abs=1e-5)
+    p = rec["params"]
+    assert p["reps"] == 1 and p["processes"] == 2 and p["touch"] is False
+    assert p["mem"] == ("private" if name == "msgrate" else "heap")
+    assert ("window" in p) == (name != "pingpong")
+    cpus = os.cpu_count()
+    assert all(0 <= rec["summary"][k] < cpus for k in ("cpu_rank0", "cpu_rank1"))
+
+
+def test_shm_usage_errors_are_one_line():
+    p = subprocess.run([locus_bin(), "bench", "pingpong", "--json"], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2 and p.stdout == "", p.stdout
+    assert "needs exactly 2 processes, got 1" in p.stderr, p.stderr
 
 
 def test_schema_rejects_what_a_plotter_cannot_read(records):
