@@ -108,7 +108,7 @@ locus_status_t locus_shm_init(const locus_shm_opts_t *opts, locus_shm_ep_t **out
         return lc_err(LOCUS_ERR_NO_MEMORY, "shm endpoint");
     char job[64];
     int mode;
-    uint64_t split = 0, ref = 0;
+    uint64_t split = 0, piece = 0, ref = 0;
     locus_status_t st = shm_job_ids(ep, opts, job, sizeof job);
     if (!st)
         st = shm_plan_layout(ep->size, opts, &ep->plan, &ep->lay);
@@ -118,6 +118,8 @@ locus_status_t locus_shm_init(const locus_shm_opts_t *opts, locus_shm_ep_t **out
         st = lc_tun_enum(LC_TUN_SHM_CMA, &mode);
     if (!st)
         st = lc_tun_size(LC_TUN_SHM_SPLIT, &split);
+    if (!st)
+        st = lc_tun_size(LC_TUN_SHM_SPLIT_PIECE, &piece);
     if (!st)
         st = lc_tun_size(LC_TUN_SHM_REF, &ref);
     if (!st)
@@ -139,6 +141,7 @@ locus_status_t locus_shm_init(const locus_shm_opts_t *opts, locus_shm_ep_t **out
     }
     ep->cma.mode = mode;
     ep->split.min = split;
+    ep->split.piece = piece;
     ep->ref.min = ref;
     connect_peers(ep);
     ep->my_heap = shm_heap_of(ep, ep->rank, 0);

@@ -164,6 +164,7 @@ struct locus_shm_ep {
     /* Split copy (split.c). */
     struct {
         uint64_t min;        /* LOCUS_SHM_SPLIT: smallest heap-to-heap message both copy; 0 = never */
+        uint64_t piece;      /* LOCUS_SHM_SPLIT_PIECE: target piece (receiver's side decides) */
         uint32_t job;        /* the last job number offered (0 = none yet) */
     } split;
 
