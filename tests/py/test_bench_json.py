@@ -196,3 +196,17 @@ def test_tune_json_validates(tmp_path):
     assert "locus_copy tuned" in {r["series"] for r in rec["rows"]}
     assert rec["summary"]["heap_fault_order"] in ("first", "last") or not any(
         r["metric"].startswith("fault-in") for r in rec["rows"])
+    # shm: 3 rounds (--reps 1) measure every variant but choose nothing
+    s = rec["summary"]
+    assert s["shm_rounds"] == 3
+    assert (s["shm_split"], s["shm_split_piece"], s["shm_ref"], s["shm_fbox"]) == \
+        ("32.0 KiB", "128.0 KiB", "1.0 KiB", "64.0 KiB")
+    assert all(s[k + "_before"] == s[k] and s[k + "_gain"] == 1
+               for k in ("shm_split", "shm_split_piece", "shm_ref", "shm_fbox"))
+    shm = [r for r in rec["rows"] if r["metric"].startswith("shm ")]
+    split = {(r["series"], r["x"]) for r in shm if "split copy always" in r["metric"]}
+    assert {"always", "never"} == {a for a, _ in split} and len(split) == 16
+    fbox = {r["series"] for r in shm if "fast box" in r["metric"]}
+    assert "64.0 KiB" in fbox and len(fbox) == 7
+    assert all(r["y"] is None or r["y"] > 0 for r in shm) and all(r["n"] == 3 for r in shm)
+    assert any("fewer than 5" in n for n in rec["notes"])
