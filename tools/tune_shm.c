@@ -132,7 +132,7 @@ static double median3(double *v)
     return v[1];
 }
 
-/* One rank of a run: every size, 3 timed windows of ~2 ms after a warm-up;
+/* One rank of a run: every size, 3 timed stretches of 1.5 ms after a warm-up;
  * rank 0 writes the medians (bytes/s or messages/s) to fd. Exit status. */
 static int rank_main(const group_t *g, int rank, const char *job, int fd)
 {
@@ -371,13 +371,13 @@ static void conclude(tune_t *t, const group_t *g, const verdict_t *v, const char
 static void setup(group_t g[4])
 {
     g[0] = (group_t){.var = "LOCUS_SHM_SPLIT", .what = "shm bandwidth, heap to heap (split copy always / never)",
-                     .help = "smallest heap-to-heap message both sides copy", .threshold = true, .window = 16,
+                     .help = "smallest heap-to-heap message both sides copy", .threshold = true, .window = 64,
                      .sizes = {24u << 10, 32u << 10, 64u << 10, 128u << 10, 256u << 10, 512u << 10, 1u << 20, 2u << 20},
                      .nsizes = 8,
                      .cands = {16u << 10, 32u << 10, 64u << 10, 128u << 10, 256u << 10, 512u << 10, 1u << 20, NEVER},
                      .ncands = 8};
     g[1] = (group_t){.var = "LOCUS_SHM_SPLIT_PIECE", .what = "shm bandwidth, split copies (per piece size)",
-                     .help = "piece of a split copy", .window = 16,
+                     .help = "piece of a split copy", .window = 64,
                      .sizes = {256u << 10, 1u << 20, 4u << 20}, .nsizes = 3,
                      .cands = {32u << 10, 64u << 10, 128u << 10, 256u << 10, 512u << 10}, .ncands = 5};
     g[2] = (group_t){.var = "LOCUS_SHM_REF", .what = "shm message rate, heap isends written and read (by reference always / never)",
