@@ -32,8 +32,8 @@ if [ "${1:-}" != "--replot" ]; then
   measure stream stream --size 1G
   # regcache: locus against UCX's ucs_rcache, every workload, 1 and 2 threads
   measure regcache bench regcache --reps 101
-  # TODO(shm): pingpong / bw / msgrate when tools/cmd_bench_shm.c writes the
-  # record (tools/bench_json.h); until then compare.py keeps its own format.
+  # TODO(shm): pingpong / bw / msgrate write the record now (measure them with
+  # `run -n 2 --bind core -- "$locus" bench pingpong`); their plots are not drawn yet.
 fi
 
 plot() { # out, records and options

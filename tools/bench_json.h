@@ -1,7 +1,8 @@
 /* The one benchmark record format (schema "locus-bench/1", docs/bench-schema.json):
- * every `locus bench ... --json`, `locus heap --json`, `locus stream --json`,
- * `locus tune --json` and locus-bench-regcache writes it, and `locus plot`
- * (python/locus/plot.py) draws it.
+ * every `locus bench ... --json` (copy, regcache, pingpong, bw, msgrate),
+ * `locus heap --json`, `locus stream --json`, `locus tune --json` and
+ * locus-bench-regcache writes it, and `locus plot` (python/locus/plot.py)
+ * draws it.
  *
  * Long form: one row per measured point {series, metric, x, x_unit, y, y_unit},
  * so one plotter handles every benchmark. x is a number (a size in bytes: log
@@ -18,10 +19,6 @@
  * one bench_json_row / bench_json_peer_row next to each figure printed, the
  * text suppressed, bench_json_end(j, stdout) at the end; then add the tool to
  * tests/py/conftest.py (records) so its output is validated.
- * TODO(shm): tools/cmd_bench_shm.c (pingpong, bw, msgrate) still prints its
- * own list of {size, lat_us, mbps, msgps}, which research/peers/peers_table.py
- * parses: convert both together (series "locus", metric "latency" in us or
- * "bandwidth" in GB/s or "message rate" in M/s against x = size in bytes).
  * TODO(rma, shmem): their benchmarks write this record from the start. */
 #ifndef LOCUS_TOOLS_BENCH_JSON_H
 #define LOCUS_TOOLS_BENCH_JSON_H

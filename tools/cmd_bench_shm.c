@@ -1,16 +1,24 @@
 /* locus bench pingpong|bw|msgrate: OSU-style shm benchmarks between ranks 0
- * and 1 of `locus run -n 2 --bind core -- locus bench <what>` (or mpirun).
- * Every figure is the median of --reps repetitions. --json prints a list of
- * {size, lat_us, mbps, msgps}: pingpong gives one-way latency (mbps = size /
- * latency), bw and msgrate stream windows of --window non-blocking sends.
- * --stats: each rank's locus_shm_stats at the end (which path carried what). */
+ * and 1 of `locus run -n 2 --bind core -- locus bench <what>` (or mpirun /
+ * mpiexec). Every figure is the median of --reps repetitions. pingpong gives
+ * one-way latency, bw and msgrate stream windows of --window non-blocking
+ * sends. --json: rank 0 writes the benchmark record (tools/bench_json.h,
+ * docs/bench-schema.json): one row per size, series "locus", metric
+ * "latency" (us), "bandwidth" (GB/s) or "message rate" (M/s), the other two
+ * figures in its extra. --stats: each rank's locus_shm_stats at the end
+ * (which path carried what), on stderr. */
 #include "cli.h"
 
 #include <locus/locus.h>
 
+#include "bench_json.h"
+#include "progress.h"
+
 #include "core/config.h"
 #include "core/clock.h"
 
+#include <math.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +34,7 @@ typedef struct {
     int reps, window;
     bool json, heap, touch, stats;
     const char *name;
+    char sizes_text[512];
 } bench_opts_t;
 
 
@@ -39,7 +48,7 @@ static void usage(const char *name, FILE *out)
 {
     fprintf(out,
             "usage: locus run -n 2 --bind core -- locus bench %s [--sizes LIST | --min S --max S]\n"
-            "         [--reps R] [--window W] [--mem heap|private] [--touch] [--stats] [--json]\n"
+            "         [--reps R] [--window W] [--mem heap|private] [--touch] [--stats] [--json] [-q]\n"
             "  --sizes  comma-separated sizes (K/M suffixes); default powers of two from\n"
             "           %s to %s\n"
             "  --mem    heap: buffers from locus_shm_alloc (large messages: one plain copy from\n"
@@ -52,7 +61,10 @@ static void usage(const char *name, FILE *out)
             "           (OSU style)\n"
             "  --stats  at the end, each rank's counters on stderr: messages and bytes it\n"
             "           received by path (eager, by reference, heap / CMA / pipelined\n"
-            "           rendezvous, split copies), sends by reference, fast boxes\n",
+            "           rendezvous, split copies), sends by reference, fast boxes\n"
+            "  --json   rank 0 writes the benchmark record (docs/bench-schema.json) instead\n"
+            "           of the table: one row per size, the median of the reps\n"
+            "  -q       no progress on stderr (shown on a terminal only, by rank 0)\n",
             name, strcmp(name, "pingpong") ? "8" : "0", strcmp(name, "msgrate") ? "4M" : "64K");
 }
 
@@ -68,6 +80,8 @@ static int parse_args(int argc, char **argv, bench_opts_t *o)
             return 0;
         } else if (!strcmp(a, "--json")) {
             o->json = true;
+        } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+            progress_quiet(true);
         } else if (!strcmp(a, "--stats")) {
             o->stats = true;
         } else if (!strcmp(a, "--touch")) {
@@ -86,6 +100,7 @@ static int parse_args(int argc, char **argv, bench_opts_t *o)
                 o->sizes[o->nsizes++] = s;
             }
             list = true;
+            snprintf(o->sizes_text, sizeof o->sizes_text, "%s", v);
             i++;
         } else if ((!strcmp(a, "--min") || !strcmp(a, "--max")) && v) {
             uint64_t s;
@@ -120,6 +135,10 @@ static int parse_args(int argc, char **argv, bench_opts_t *o)
             o->sizes[o->nsizes++] = 0;
         for (uint64_t s = lo ? lo : 1; s <= hi && o->nsizes < 64; s *= 2)
             o->sizes[o->nsizes++] = s;
+        size_t n = 0;
+        for (int i = 0; i < o->nsizes && n < sizeof o->sizes_text; i++)
+            n += (size_t)snprintf(o->sizes_text + n, sizeof o->sizes_text - n, "%s%zu", i ? "," : "",
+                                  o->sizes[i]);
     }
     return -1;
 }
@@ -216,6 +235,42 @@ static int print_stats(locus_shm_ep_t *ep, const char *name)
     return 0;
 }
 
+static const char *const METRIC[] = {"latency", "bandwidth", "message rate"};
+
+/* --json: the record's parameters and the placement (rank 1 sends its cpu). */
+static bench_json_t *json_begin(const bench_opts_t *o, int peer_cpu)
+{
+    bench_json_t *j = bench_json_begin(o->name);
+    bench_json_param_str(j, "sizes", o->sizes_text);
+    bench_json_param_num(j, "reps", o->reps);
+    if (o->what != PINGPONG)
+        bench_json_param_num(j, "window", o->window);
+    bench_json_param_str(j, "mem", o->heap ? "heap" : "private");
+    bench_json_param_bool(j, "touch", o->touch);
+    bench_json_param_num(j, "processes", 2);
+    bench_json_summary_num(j, "cpu_rank0", sched_getcpu());
+    bench_json_summary_num(j, "cpu_rank1", peer_cpu);
+    return j;
+}
+
+/* One size's figures: a row of the benchmark's metric, the others as extras. */
+static void json_row(bench_json_t *j, const bench_opts_t *o, size_t size, double lat_us, double gbps,
+                     double mps, int iters)
+{
+    double y[] = {lat_us, gbps, mps};
+    const char *unit[] = {"us", "GB/s", "M/s"};
+    bench_row_t r = {.series = "locus", .metric = METRIC[o->what], .x = (double)size, .x_unit = "bytes",
+                     .y = y[o->what], .y_unit = unit[o->what], .stat = "median", .n = o->reps};
+    bench_json_row(j, &r);
+    if (o->what != PINGPONG)
+        bench_json_extra_num(j, "lat_us", lat_us);
+    if (o->what != BW)
+        bench_json_extra_num(j, "gbps", gbps);
+    if (o->what != MSGRATE)
+        bench_json_extra_num(j, "mmsgps", mps);
+    bench_json_extra_num(j, "iters", iters);
+}
+
 static int bench_main(int argc, char **argv, int what)
 {
     bench_opts_t o = {.what = what, .reps = 7, .window = 64, .heap = true, .name = argv[0]};
@@ -238,10 +293,11 @@ static int bench_main(int argc, char **argv, int what)
     locus_status_t st = locus_shm_init(&so, &ep);
     if (st)
         return cli_fail("bench", st);
-    if (locus_shm_size(ep) != 2) {
+    int nprocs = locus_shm_size(ep);
+    if (nprocs != 2) {
         locus_shm_finalize(ep);
         return cli_usage_error("bench", "%s needs exactly 2 processes, got %d: run it as `locus run "
-                               "-n 2 --bind core -- locus bench %s`", o.name, locus_shm_size(ep), o.name);
+                               "-n 2 --bind core -- locus bench %s`", o.name, nprocs, o.name);
     }
     int me = locus_shm_rank(ep);
     unsigned char *sb = o.heap ? locus_shm_alloc(ep, alloc) : malloc(alloc);
@@ -254,13 +310,22 @@ static int bench_main(int argc, char **argv, int what)
     }
     memset(sb, 0xa5, alloc);
     memset(rb, 0, alloc);
+    int cpu = sched_getcpu(), peer_cpu = -1;
+    if ((st = me ? locus_shm_send(ep, 0, 4, &cpu, sizeof cpu) : locus_shm_recv(ep, 1, 4, &peer_cpu, sizeof peer_cpu, NULL))) {
+        locus_shm_finalize(ep);
+        return cli_fail("bench", st);
+    }
+    bench_json_t *json = me == 0 && o.json ? json_begin(&o, peer_cpu) : NULL;
     if (me == 0 && !o.json)
         printf("# locus shm %s: 2 processes, %s buffers%s, median of %d reps%s\n"
                "# %10s %12s %12s %14s\n",
                o.name, o.heap ? "shared-heap" : "private", o.touch ? " written and read (--touch)" : "",
                o.reps, what == PINGPONG ? ", one-way latency" : "", "size", "lat_us", "MB/s", "msg/s");
-    if (me == 0 && o.json)
-        printf("[");
+    progress_t pr;
+    char what_text[64];
+    snprintf(what_text, sizeof what_text, "%s, sizes", o.name);
+    if (me == 0)
+        progress_begin(&pr, what_text, (uint64_t)o.nsizes, false);
     rc = 0;
     for (int si = 0; si < o.nsizes && !rc; si++) {
         size_t size = o.sizes[si];
@@ -287,22 +352,28 @@ static int bench_main(int argc, char **argv, int what)
         double lat_us = med / msgs * 1e6, msgps = msgs / med, mbps = size * msgps / 1e6;
         if (me != 0)
             continue;
-        if (o.json)
-            printf("%s{\"size\": %zu, \"lat_us\": %.4f, \"mbps\": %.1f, \"msgps\": %.0f}",
-                   si ? ", " : "", size, lat_us, mbps, msgps);
+        progress_update(&pr, (uint64_t)si + 1);
+        if (json)
+            json_row(json, &o, size, lat_us, mbps / 1e3, msgps / 1e6, iters);
         else
             printf("  %10zu %12.3f %12.1f %14.0f\n", size, lat_us, mbps, msgps);
         fflush(stdout);
     }
-    if (me == 0 && o.json)
-        printf("]\n");
+    if (me == 0)
+        progress_end(&pr);
     const char *notes = locus_shm_notes(ep);
-    if (me == 0 && *notes)
-        fprintf(stderr, "locus bench %s: %s", o.name, notes);
+    if (me == 0 && *notes) {
+        if (json)
+            bench_json_note(json, "%s", notes);
+        else
+            fprintf(stderr, "locus bench %s: %s", o.name, notes);
+    }
     if (!rc && o.stats)
         rc = print_stats(ep, o.name);
     if (!rc)
         locus_shm_barrier(ep);
+    if (json && (rc ? bench_json_end(json, stderr) : bench_json_end(json, stdout)))
+        rc = rc ? rc : 1;
     if (!o.heap) {
         free(sb);
         free(rb);

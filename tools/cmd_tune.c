@@ -1,7 +1,8 @@
 /* locus tune: measure every machine-dependent default on this machine, print
  * before / after with the gain, and write the tune file the library reads
  * (below the environment, above the built-in defaults; `locus config` shows
- * which values came from it). Each part is a function: copy, heap, shm. */
+ * which values came from it). Each part is a function: copy and heap here,
+ * shm in tune_shm.c (tune.h). */
 #include "cli.h"
 
 #include <locus/locus.h>
@@ -9,6 +10,7 @@
 #include "core/clock.h"
 #include "bench_json.h"
 #include "progress.h"
+#include "tune.h"
 
 #include <getopt.h>
 #include <math.h>
@@ -17,20 +19,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_ENTRIES 16
-
-typedef struct {
-    locus_tune_entry_t e[MAX_ENTRIES];
-    char values[MAX_ENTRIES][64], comments[MAX_ENTRIES][200];
-    int n;
-    bool quiet;
-} tune_t;
-
 /* --json: the record (docs/bench-schema.json) is the output, the text is not printed. */
 static bench_json_t *json;
 
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void say(const char *fmt, ...)
+bench_json_t *tune_json(void) { return json; }
+
+void tune_say(const char *fmt, ...)
 {
     if (json)
         return;
@@ -52,9 +46,9 @@ static void gbs_row(const char *series, const char *metric, double x, const char
         bench_json_row(json, &r);
 }
 
-static void add(tune_t *t, const char *name, const char *value, const char *comment)
+void tune_add(tune_t *t, const char *name, const char *value, const char *comment)
 {
-    if (t->n == MAX_ENTRIES)
+    if (t->n == TUNE_MAX_ENTRIES)
         return;
     snprintf(t->values[t->n], sizeof t->values[0], "%s", value);
     snprintf(t->comments[t->n], sizeof t->comments[0], "%s", comment);
@@ -65,13 +59,17 @@ static void add(tune_t *t, const char *name, const char *value, const char *comm
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: locus tune [--only copy,heap] [--reps N] [--dry-run] [-o FILE] [--json] [-q]\n"
+            "usage: locus tune [--only copy,heap,shm] [--reps N] [--dry-run] [-o FILE] [--json] [-q]\n"
             "  measures the defaults that depend on the machine and writes them to the tune\n"
             "  file (default %s; LOCUS_TUNE_FILE), which the library reads below the\n"
             "  environment and above its built-in defaults, on this machine only:\n"
             "    copy  where NT stores beat glibc memcpy and which NT kernel (LOCUS_COPY_NT_MIN,\n"
             "          LOCUS_COPY_NT_KERNEL): the self-test with more rounds\n"
             "    heap  the order huge pages are faulted in (LOCUS_HEAP_FAULT_ORDER)\n"
+            "    shm   between two processes on the first two cpus: where the split copy starts\n"
+            "          to win and its piece size (LOCUS_SHM_SPLIT, LOCUS_SHM_SPLIT_PIECE), where\n"
+            "          sends by reference do (LOCUS_SHM_REF), the fast box size (LOCUS_SHM_FBOX);\n"
+            "          a candidate is chosen only if it beats the default beyond the noise\n"
             "  prints each value before (built-in: self-test cache or topology) and after,\n"
             "  with the gain measured in the same run. Run it on a quiet machine.\n"
             "  --reps N    rounds per measurement (default 9)\n"
@@ -109,12 +107,12 @@ static int tune_copy(tune_t *t, int reps, bool save)
     if (st)
         return cli_fail("tune", st);
     char b1[32], b2[32];
-    say("copy: NT stores vs glibc memcpy (%d rounds, %.1f s)\n", reps, lc_now_s() - t0);
-    say("  candidates at %s:", locus_format_size(s.sizes[s.nsizes - 1], b1, sizeof b1));
+    tune_say("copy: NT stores vs glibc memcpy (%d rounds, %.1f s)\n", reps, lc_now_s() - t0);
+    tune_say("  candidates at %s:", locus_format_size(s.sizes[s.nsizes - 1], b1, sizeof b1));
     for (int i = 0; i < s.ncandidates; i++)
-        say(" %s %.2f", locus_copy_kernel_name(s.candidates[i]), s.candidate_gbps[i]);
-    say(" GB/s (glibc %.2f)\n", s.glibc_gbps[s.nsizes - 1]);
-    say("  %8s %8s %8s %10s %10s %6s\n", "size", "glibc", "NT", "before", "after", "gain");
+        tune_say(" %s %.2f", locus_copy_kernel_name(s.candidates[i]), s.candidate_gbps[i]);
+    tune_say(" GB/s (glibc %.2f)\n", s.glibc_gbps[s.nsizes - 1]);
+    tune_say("  %8s %8s %8s %10s %10s %6s\n", "size", "glibc", "NT", "before", "after", "gain");
     for (int i = 0; i < s.nsizes; i++) {
         if (s.glibc_gbps[i] <= 0)
             continue;
@@ -127,12 +125,12 @@ static int tune_copy(tune_t *t, int reps, bool save)
             gbs_row("locus_copy before", "copy bandwidth", x, NULL, b, reps, false, false);
             gbs_row("locus_copy tuned", "copy bandwidth", x, NULL, a, reps, false, true);
         }
-        say("  %8s %8.2f %8.2f %10.2f %10.2f %5.2fx\n", locus_format_size(s.sizes[i], b1, sizeof b1),
+        tune_say("  %8s %8.2f %8.2f %10.2f %10.2f %5.2fx\n", locus_format_size(s.sizes[i], b1, sizeof b1),
                s.glibc_gbps[i], s.nt_gbps[i], b, a, b > 0 ? a / b : 0);
     }
-    say("  LOCUS_COPY_NT_MIN     %s (%s) -> %s\n", size_text(before.nt_min, b1, sizeof b1),
+    tune_say("  LOCUS_COPY_NT_MIN     %s (%s) -> %s\n", size_text(before.nt_min, b1, sizeof b1),
            before.nt_min_origin, size_text(s.nt_min, b2, sizeof b2));
-    say("  LOCUS_COPY_NT_KERNEL  %s -> %s\n", locus_copy_kernel_name(before.ntpf),
+    tune_say("  LOCUS_COPY_NT_KERNEL  %s -> %s\n", locus_copy_kernel_name(before.ntpf),
            s.kernel >= 0 ? locus_copy_kernel_name(s.kernel) : "none (glibc)");
     bench_json_summary_num(json, "copy_nt_min_before", before.nt_min == UINT64_MAX ? NAN : (double)before.nt_min);
     bench_json_summary_str(json, "copy_nt_min_before_origin", before.nt_min_origin);
@@ -144,9 +142,9 @@ static int tune_copy(tune_t *t, int reps, bool save)
         snprintf(v, sizeof v, "never");
     else
         snprintf(v, sizeof v, "%llu", (unsigned long long)s.nt_min);
-    add(t, "LOCUS_COPY_NT_MIN", v, "copies from this size use non-temporal stores (locus tune, copy)");
+    tune_add(t, "LOCUS_COPY_NT_MIN", v, "copies from this size use non-temporal stores (locus tune, copy)");
     if (s.kernel >= 0)
-        add(t, "LOCUS_COPY_NT_KERNEL", locus_copy_kernel_name(s.kernel), "the NT kernel that won");
+        tune_add(t, "LOCUS_COPY_NT_KERNEL", locus_copy_kernel_name(s.kernel), "the NT kernel that won");
     return 0;
 }
 
@@ -193,21 +191,21 @@ static int tune_heap(tune_t *t, int reps)
     qsort(g[0], (size_t)n, sizeof(double), cmp_double);
     qsort(g[1], (size_t)n, sizeof(double), cmp_double);
     double last = g[0][n / 2], first = g[1][n / 2];
-    say("heap: fault-in of a 1 GiB THP heap, last-4-KiB-first vs first-to-last (%d rounds, %.1f s)\n", n,
+    tune_say("heap: fault-in of a 1 GiB THP heap, last-4-KiB-first vs first-to-last (%d rounds, %.1f s)\n", n,
            lc_now_s() - t0);
     if (last <= 0 || first <= 0) {
-        say("  no transparent huge pages here: nothing to choose (kept auto)\n");
+        tune_say("  no transparent huge pages here: nothing to choose (kept auto)\n");
         return 0;
     }
     gbs_row("locus heap, THP", "fault-in of a 1 GiB heap", (double)size, "last 4 KiB first", last, n, false, true);
     gbs_row("locus heap, THP", "fault-in of a 1 GiB heap", (double)size, "first to last", first, n, false, true);
     /* the built-in default (auto) is "last"; "first" only if it wins clearly */
     bool pick_first = first > 1.03 * last;
-    say("  last %.2f GB/s, first %.2f GB/s\n", last, first);
-    say("  LOCUS_HEAP_FAULT_ORDER auto (last) -> %s, gain %.2fx\n", pick_first ? "first" : "last",
+    tune_say("  last %.2f GB/s, first %.2f GB/s\n", last, first);
+    tune_say("  LOCUS_HEAP_FAULT_ORDER auto (last) -> %s, gain %.2fx\n", pick_first ? "first" : "last",
            pick_first ? first / last : 1.0);
     bench_json_summary_str(json, "heap_fault_order", pick_first ? "first" : "last");
-    add(t, "LOCUS_HEAP_FAULT_ORDER", pick_first ? "first" : "last",
+    tune_add(t, "LOCUS_HEAP_FAULT_ORDER", pick_first ? "first" : "last",
         "order of a huge page's 4 KiB parts at fault-in (locus tune, heap)");
     return 0;
 }
@@ -218,7 +216,7 @@ int locus_cmd_tune(int argc, char **argv)
                                          {"dry-run", no_argument, 0, 'n'},     {"help", no_argument, 0, 'h'},
                                          {"json", no_argument, 0, 'j'},        {"quiet", no_argument, 0, 'q'},
                                          {0, 0, 0, 0}};
-    const char *only = "copy,heap", *out = NULL;
+    const char *only = "copy,heap,shm", *out = NULL;
     bool dry = false, quiet = false, as_json = false;
     int reps = 9, c;
     optind = 1;
@@ -238,8 +236,9 @@ int locus_cmd_tune(int argc, char **argv)
         return cli_usage_error("tune", "--reps %d: expected 1..16", reps);
     for (const char *p = only; *p;) {
         size_t len = strcspn(p, ",");
-        if (!(len == 4 && !strncmp(p, "copy", 4)) && !(len == 4 && !strncmp(p, "heap", 4)))
-            return cli_usage_error("tune", "--only %s: expected a comma list of copy, heap", only);
+        if (!(len == 4 && !strncmp(p, "copy", 4)) && !(len == 4 && !strncmp(p, "heap", 4)) &&
+            !(len == 3 && !strncmp(p, "shm", 3)))
+            return cli_usage_error("tune", "--only %s: expected a comma list of copy, heap, shm", only);
         p += len + (p[len] == ',');
     }
     /* "before" is the library without a tune file; written where it is read */
@@ -261,14 +260,16 @@ int locus_cmd_tune(int argc, char **argv)
         rc |= tune_copy(&t, reps, !dry);
     if (!rc && strstr(only, "heap"))
         rc |= tune_heap(&t, reps);
+    if (!rc && strstr(only, "shm"))
+        rc |= tune_shm(&t, reps);
     if (rc) {
         bench_json_end(json, stdout); /* what was measured; the reason on stderr */
         return rc;
     }
-    say("measured in %.1f s\n", lc_now_s() - t0);
+    tune_say("measured in %.1f s\n", lc_now_s() - t0);
     bench_json_summary_num(json, "measured_s", lc_now_s() - t0);
     if (dry) {
-        say("--dry-run: nothing written (would write %s)\n", out);
+        tune_say("--dry-run: nothing written (would write %s)\n", out);
         return json && bench_json_end(json, stdout) ? 1 : 0;
     }
     locus_status_t st = locus_tune_file_write(out, t.e, (size_t)t.n);
@@ -276,7 +277,7 @@ int locus_cmd_tune(int argc, char **argv)
         bench_json_end(json, stdout);
         return cli_fail("tune", st);
     }
-    say("wrote %s (%d values); `locus config` shows them\n", out, t.n);
+    tune_say("wrote %s (%d values); `locus config` shows them\n", out, t.n);
     bench_json_summary_str(json, "wrote", out);
     return json && bench_json_end(json, stdout) ? 1 : 0;
 }

@@ -44,12 +44,13 @@
  * handle is refused: pass the one handle to whatever needs it); PMIx allows
  * several (reference-counted).
  *
- * How shm uses it (integration to come): the node segment is named from
- * locus_boot_job() (the same on every process of the job, unique per job,
- * 1-48 characters from [A-Za-z0-9_.-], what LOCUS_JOB accepts), and a
- * process joins it as locus_boot_local_rank() of locus_boot_local_size():
- * opts.job/rank/size of locus_shm_init(). A runtime that needs the map of
- * global rank <-> (node, local rank) allgathers the pair once.
+ * How shm uses it: the node segment is named from locus_boot_job() (the same
+ * on every process of the job, unique per job, 1-48 characters from
+ * [A-Za-z0-9_.-], what LOCUS_JOB accepts), and a process joins it as
+ * locus_boot_local_rank() of locus_boot_local_size(): locus_shm_init takes
+ * them from the handle in its options, or joins the job itself when given
+ * none (include/locus/shm.h). A runtime that needs the map of global rank
+ * <-> (node, local rank) allgathers the pair once.
  */
 #ifndef LOCUS_BOOT_H
 #define LOCUS_BOOT_H

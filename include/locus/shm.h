@@ -47,6 +47,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <locus/boot.h>
 #include <locus/status.h>
 
 #ifdef __cplusplus
@@ -59,15 +60,29 @@ typedef struct locus_shm_req locus_shm_req_t;
 #define LOCUS_SHM_ANY_SOURCE (-1)
 #define LOCUS_SHM_ANY_TAG UINT64_MAX /* not usable as a send tag */
 
-/* Options; a zero field means "from the environment / default":
- * rank/size/job from LOCUS_RANK/LOCUS_SIZE/LOCUS_JOB (set by `locus run`) or
- * Open MPI's OMPI_COMM_WORLD_LOCAL_RANK/LOCAL_SIZE + PMIX_NAMESPACE. */
+/* Options; a zero field means "from the job / default". Which job and which
+ * local rank, in this order:
+ *   boot  the caller's handle (locus_boot_init): rank = locus_boot_local_rank,
+ *         size = locus_boot_local_size, job = locus_boot_job. Read during
+ *         locus_shm_init only; it stays the caller's.
+ *   rank, size and job all given: those (boot is not asked).
+ *   LOCUS_RANK or LOCUS_SIZE set without LOCUS_BOOT (a launcher that sets
+ *         LOCUS_RANK/SIZE/JOB itself, as `locus run` did before boot, or a
+ *         harness forking the processes): those, as they are.
+ *   else  locus_shm_init joins the job itself (locus_boot_init(NULL): PMIx,
+ *         PMI-1 under MPICH's mpiexec, Slurm, `locus run`, or a singleton)
+ *         and locus_shm_finalize leaves it. Under PMI-1 and `locus run` a
+ *         process joins its job once: one that holds a boot handle must pass
+ *         it here. (PMIx launcher without a usable libpmix: Open MPI's
+ *         OMPI_COMM_WORLD_LOCAL_RANK/LOCAL_SIZE + PMIX_NAMESPACE.)
+ * rank, size and job, where given, override what the source said. */
 typedef struct locus_shm_opts {
-    int rank;            /* -1 = environment */
-    int size;            /* 0 = environment */
-    const char *job;     /* NULL = environment */
+    int rank;            /* -1 = from the job */
+    int size;            /* 0 = from the job */
+    const char *job;     /* NULL = from the job */
     uint64_t queue_bytes; /* ring bytes per process; 0 = LOCUS_SHM_QUEUE or auto */
     uint64_t heap_bytes;  /* shared heap per process; 0 = LOCUS_SHM_HEAP */
+    locus_boot_t *boot;  /* NULL = join the job in locus_shm_init (above) */
 } locus_shm_opts_t;
 
 /* opts->rank = -1, everything else 0. */

@@ -10,7 +10,9 @@ ucx_perftest (tag_lat / tag_bw over posix, sysv, posix+cma and the "sm"
 alias), Open MPI 4.1 vader with CMA and without single copy, MPICH 4.0 (the
 last two through research/peers/osu_mpi.c, built here with mpicc.openmpi and
 mpicc.mpich), the cache-line ping-pong research/peers/clping.c between the same
-two CPUs, and locus itself (`locus run -n 2 --bind core -- locus bench ...`).
+two CPUs, and locus itself (`locus run -n 2 --bind core -- locus bench ... --json`,
+which writes the benchmark record, docs/bench-schema.json; osu_mpi prints a
+list of rows: peers_table.parse_osu reads both).
 
 The host moves the two vCPUs between near and far physical cores every few
 seconds, which changes every figure, so every run is bracketed by a placement

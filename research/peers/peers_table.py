@@ -79,11 +79,44 @@ def parse_clping(text):
     raise ParseError("not clping output: %r" % text[:120])
 
 
+def parse_locus_record(text):
+    """`locus bench pingpong|bw|msgrate --json`: the benchmark record (schema
+    locus-bench/1, docs/bench-schema.json), one row per size of the
+    benchmark's metric with the other two figures in its extra.
+
+    Returns {size: {"lat_us", "mbps", "msgps"}} like parse_osu."""
+    try:
+        rec = json.loads(text)
+    except ValueError as e:
+        raise ParseError("not JSON: %s" % e)
+    if not isinstance(rec, dict) or rec.get("schema") != "locus-bench/1":
+        raise ParseError("not a locus-bench/1 record: %r" % text[:120])
+    out = {}
+    for r in rec.get("rows", []):
+        if r.get("series") != "locus" or r.get("x_unit") != "bytes":
+            continue
+        fig = dict(r.get("extra", {}))
+        key = {"latency": "lat_us", "bandwidth": "gbps", "message rate": "mmsgps"}.get(r["metric"])
+        if key is None:
+            raise ParseError("row of metric %r: expected latency, bandwidth or message rate" % r["metric"])
+        fig[key] = r["y"]
+        if any(fig.get(k) is None for k in ("lat_us", "gbps", "mmsgps")):
+            raise ParseError("row at %s B lacks a figure: %r" % (r["x"], r))
+        out[int(r["x"])] = {"lat_us": float(fig["lat_us"]), "mbps": float(fig["gbps"]) * 1e3,
+                            "msgps": float(fig["mmsgps"]) * 1e6}
+    if not out:
+        raise ParseError("locus-bench/1 record of %r without locus rows" % rec.get("benchmark"))
+    return out
+
+
 def parse_osu(text):
-    """`locus bench ... --json` or osu_mpi --json/--tsv output.
+    """`locus bench ... --json` (the benchmark record, parse_locus_record) or
+    osu_mpi --json/--tsv output (a list of rows, or a tab-separated table).
 
     Returns {size: {"lat_us", "mbps", "msgps"}} (mbps = 1e6 B/s)."""
     text = text.strip()
+    if text.startswith("{"):
+        return parse_locus_record(text)
     start = text.find("[")
     if start >= 0 and text.rstrip().endswith("]"):
         rows = json.loads(text[start:])
@@ -100,7 +133,7 @@ def parse_osu(text):
             f = ln.split("\t")
             out[int(f[0])] = {"lat_us": float(f[1]), "mbps": float(f[2]), "msgps": float(f[3])}
         return out
-    raise ParseError("not OSU-style JSON or TSV output: %r" % text[:120])
+    raise ParseError("not a locus benchmark record, OSU-style JSON or TSV output: %r" % text[:120])
 
 
 _UCX_FIELDS = ("iterations", "lat_median_us", "lat_avg_us", "lat_overall_us",

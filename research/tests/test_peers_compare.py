@@ -46,22 +46,41 @@ def test_clping_rejects_other_text():
 
 # ------------------------------------------------------ OSU-style (locus, MPI)
 
-def test_locus_pingpong_json():
+def test_locus_pingpong_record():
+    """`locus bench pingpong --json` writes the benchmark record (locus-bench/1):
+    latency rows with bandwidth and message rate in extra."""
     r = pt.parse_osu(fixture("locus_pingpong.json"))
     assert sorted(r) == [8, 4096, 65536, 1048576]
-    assert r[8]["lat_us"] == 1.7453
-    assert r[1048576]["msgps"] == 2686
+    assert r[8]["lat_us"] == 1.51982
+    assert r[1048576]["msgps"] == pytest.approx(0.0111185 * 1e6)
+    assert r[4096]["mbps"] == pytest.approx(4096 * r[4096]["msgps"] / 1e6, rel=1e-3)
     m = pt.metrics_from_osu("lat", r)
-    assert m[("lat", 65536)] == 23.8467
+    assert m[("lat", 65536)] == 41.795
 
 
 def test_locus_bw_and_msgrate_units():
     bw = pt.metrics_from_osu("bw", pt.parse_osu(fixture("locus_bw.json")))
-    assert bw == {("bw", 65536): pytest.approx(1.7056), ("bw", 1048576): pytest.approx(4.1917),
-                  ("bw", 4194304): pytest.approx(5.6125)}
+    assert bw == {("bw", 65536): pytest.approx(2.03771), ("bw", 1048576): pytest.approx(10.8478),
+                  ("bw", 4194304): pytest.approx(11.3251)}
     mr = pt.metrics_from_osu("mr", pt.parse_osu(fixture("locus_msgrate.json")))
-    assert mr[("mr", 8)] == pytest.approx(0.264307)
-    assert mr[("mr", 1024)] == pytest.approx(0.078946)
+    assert mr[("mr", 8)] == pytest.approx(3.1052)
+    assert mr[("mr", 1024)] == pytest.approx(2.66923)
+
+
+def test_locus_record_errors_name_the_problem():
+    rec = json.loads(fixture("locus_bw.json"))
+    for mutate, needle in [
+        (lambda r: r.update(schema="locus-profile/1"), "not a locus-bench/1 record"),
+        (lambda r: r.update(rows=[]), "without locus rows"),
+        (lambda r: r["rows"][0]["extra"].pop("lat_us"), "lacks a figure"),
+        (lambda r: r["rows"][0].update(metric="fault-in"), "expected latency, bandwidth or message rate"),
+    ]:
+        bad = json.loads(json.dumps(rec))
+        mutate(bad)
+        with pytest.raises(pt.ParseError, match=needle):
+            pt.parse_osu(json.dumps(bad))
+    with pytest.raises(pt.ParseError, match="not JSON"):
+        pt.parse_osu('{"schema": ')
 
 
 def test_osu_mpi_json_and_tsv():

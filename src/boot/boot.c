@@ -80,6 +80,20 @@ static bool job_char(char c)
            c == '_' || c == '.' || c == '-';
 }
 
+/* LOCUS_JOB (set by locus run, reported as the job id, naming shm segments). */
+static locus_status_t validate_job(const char *v)
+{
+    size_t n = v ? strlen(v) : 0;
+    if (n > BOOT_JOB_MAX)
+        return lc_err(LOCUS_ERR_INVALID, "'%s': expected 1-48 characters from [A-Za-z0-9_.-]", v);
+    for (size_t i = 0; i < n; i++)
+        if (!job_char(v[i]))
+            return lc_err(LOCUS_ERR_INVALID, "'%s': character '%c' not allowed; expected 1-48 "
+                          "characters from [A-Za-z0-9_.-]", v, v[i]);
+    return LOCUS_OK; /* empty: unset, derived from the launcher */
+}
+LC_TUN_VALIDATOR(JOB, validate_job)
+
 void boot_make_job(char out[BOOT_JOB_MAX + 1], const char *prefix, const char *raw)
 {
     char whole[512];

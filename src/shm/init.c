@@ -4,6 +4,9 @@
 #include "core/config.h"
 #include "core/error.h"
 
+#include <locus/copy.h>
+
+#include <stdio.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -59,6 +62,15 @@ bool shm_req_grow(locus_shm_ep_t *ep)
         ep->free_reqs = &r[i];
     }
     return true;
+}
+
+/* Leave the job if init joined it (boot's fini is collective: every process
+ * of the job leaves, which they do in finalize or a failed init alike). */
+static locus_status_t leave_job(locus_shm_ep_t *ep)
+{
+    locus_status_t st = locus_boot_fini(ep->boot_owned);
+    ep->boot_owned = NULL;
+    return st;
 }
 
 /* The per-peer arrays and the heap's block table. */
@@ -117,8 +129,8 @@ locus_status_t locus_shm_init(const locus_shm_opts_t *opts, locus_shm_ep_t **out
         return lc_err(LOCUS_ERR_NO_MEMORY, "shm endpoint");
     char job[64];
     int mode;
-    uint64_t split = 0, ref = 0;
-    locus_status_t st = shm_bootstrap_ids(opts, &ep->rank, &ep->size, job, sizeof job);
+    uint64_t split = 0, piece = 0, ref = 0;
+    locus_status_t st = shm_job_ids(ep, opts, job, sizeof job);
     if (!st)
         st = shm_plan_layout(ep->size, opts, &ep->plan, &ep->lay);
     if (!st)
@@ -128,17 +140,29 @@ locus_status_t locus_shm_init(const locus_shm_opts_t *opts, locus_shm_ep_t **out
     if (!st)
         st = lc_tun_size(LC_TUN_SHM_SPLIT, &split);
     if (!st)
+        st = lc_tun_size(LC_TUN_SHM_SPLIT_PIECE, &piece);
+    if (!st)
         st = lc_tun_size(LC_TUN_SHM_REF, &ref);
     if (!st)
         st = alloc_private(ep);
+    /* The copy selector now, not at the first copy of a message: building it
+     * loads the topology (milliseconds), which must not happen while a peer
+     * waits for this process. Its failure is locus_copy's to report. */
+    locus_copy_ctx_t *cc;
+    if (!st)
+        (void)locus_copy_default_ctx(&cc);
     if (!st)
         st = shm_segment_attach(ep, opts);
     if (st) {
+        char msg[512];
+        snprintf(msg, sizeof msg, "%s", locus_last_error());
+        leave_job(ep);
         ep_free(ep);
-        return st;
+        return lc_err(st, "%s", msg);
     }
     ep->cma.mode = mode;
     ep->split.min = split;
+    ep->split.piece = piece;
     ep->ref.min = ref;
     connect_peers(ep);
     ep->my_heap = shm_heap_of(ep, ep->rank, 0);
@@ -165,8 +189,9 @@ locus_status_t locus_shm_finalize(locus_shm_ep_t *ep)
         __atomic_store_n(&ep->procs[ep->rank].state, PROC_FINALIZED, __ATOMIC_RELEASE);
     }
     shm_segment_detach(ep);
+    locus_status_t bst = leave_job(ep);
     ep_free(ep);
-    return st;
+    return st ? st : bst;
 }
 
 int locus_shm_rank(const locus_shm_ep_t *ep) { return ep ? ep->rank : -1; }

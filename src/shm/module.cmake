@@ -1,6 +1,6 @@
 # shm_*_sanitized: the in-process-forked shm tests (split copy, sends by
-# reference, hostile messages, API, fast paths) against the shm, copy, core
-# and topo sources compiled with ASan + UBSan (without NDEBUG): requests,
+# reference, hostile messages, API, fast paths) against the shm, boot, copy,
+# core and topo sources compiled with ASan + UBSan (without NDEBUG): requests,
 # unexpected buffers and every copy into private memory are checked (a 1-byte
 # short unexpected buffer fails here and passes the plain build). The shared
 # segment is outside ASan's view; the hostile-message tests guard the bounds
@@ -11,7 +11,7 @@ if(BUILD_TESTING AND NOT LOCUS_SANITIZE AND NOT LOCUS_TSAN)
   find_package(GTest)
   if(GTest_FOUND)
     file(GLOB _shm_san_src CONFIGURE_DEPENDS
-      ${CMAKE_SOURCE_DIR}/src/shm/*.c ${CMAKE_SOURCE_DIR}/src/copy/*.c
+      ${CMAKE_SOURCE_DIR}/src/shm/*.c ${CMAKE_SOURCE_DIR}/src/boot/*.c ${CMAKE_SOURCE_DIR}/src/copy/*.c
       ${CMAKE_SOURCE_DIR}/src/core/*.c ${CMAKE_SOURCE_DIR}/src/topo/*.c)
     add_library(locus_shm_sanitized OBJECT ${_shm_san_src})
     target_include_directories(locus_shm_sanitized PRIVATE

@@ -69,13 +69,16 @@ locus_status_t shm_plan_layout(int nprocs, const locus_shm_opts_t *opts, locus_s
                          "fast box %" PRIu64 " bytes: expected a power of two in [512, 1M] (0 = auto)", fbox);
     if (nfb > nprocs - 1)
         nfb = nprocs - 1;
-    if (!fbox && nfb > 0) {
-        /* Auto: 64 KiB per box, halved while all boxes of the node exceed 16 MiB,
-         * never below 512 B (then fewer boxes): 1024 processes -> 32 x 512 B.
-         * 64 KiB rather than 16: a streaming sender stays further ahead of its
-         * receiver (2 processes: 1 KiB rate +6 %, 4 KiB +4 %; 128 KiB gave 1 KiB
-         * +11 % but 4 KiB -4 %). */
-        fbox = 64u << 10;
+    if (nfb > 0) {
+        /* LOCUS_SHM_FBOX (default 64 KiB, `locus tune` may measure another),
+         * halved while all boxes of the node exceed 16 MiB, never below 512 B
+         * (then fewer boxes): 1024 processes -> 32 x 512 B. So a value measured
+         * with 2 processes cannot blow up the segment of 1024. 64 KiB rather
+         * than 16: a streaming sender stays further ahead of its receiver (2
+         * processes: 1 KiB rate +6 %, 4 KiB +4 %; 128 KiB gave 1 KiB +11 % but
+         * 4 KiB -4 %). */
+        if (!fbox)
+            fbox = 64u << 10;
         while (fbox > 512 && (uint64_t)nprocs * (uint64_t)nfb * fbox > (16u << 20))
             fbox >>= 1;
         while (nfb > 0 && (uint64_t)nprocs * (uint64_t)nfb * fbox > (16u << 20))
@@ -222,4 +225,3 @@ locus_status_t locus_shm_segment_name(const char *job, char *buf, size_t len)
     return LOCUS_OK;
 }
 
-LC_TUN_VALIDATOR(JOB, shm_validate_job)

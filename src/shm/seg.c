@@ -1,5 +1,5 @@
-/* Segment bootstrap: who am I, create/attach the node segment, unlink it once
- * everybody is in, and peer liveness. */
+/* The node segment: create or attach it, unlink it once everybody is in, and
+ * peer liveness. (Who am I in the job: job.c.) */
 #include "shm/shm_internal.h"
 
 #include "core/config.h"
@@ -27,86 +27,6 @@
 void shm_note(locus_shm_ep_t *ep, const char *msg)
 {
     lc_note_once(&ep->notes, "%s", msg);
-}
-
-/* Job ids from other launchers may hold any character: keep [A-Za-z0-9_.-]. */
-static void sanitize_job(const char *in, char *out, size_t len)
-{
-    size_t j = 0;
-    for (size_t i = 0; in[i] && j + 1 < len && j < 48; i++) {
-        char c = in[i];
-        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                  c == '_' || c == '.' || c == '-';
-        out[j++] = ok ? c : '_';
-    }
-    out[j] = '\0';
-}
-
-static locus_status_t env_int(const char *name, int lo, int hi, int *out)
-{
-    const char *v = getenv(name);
-    int64_t x;
-    if (lc_parse_int(v, lo, hi, &x) != LOCUS_OK) {
-        char msg[300];
-        snprintf(msg, sizeof msg, "%s", locus_last_error());
-        return lc_err(LOCUS_ERR_INVALID, "%s=%s", name, msg);
-    }
-    *out = (int)x;
-    return LOCUS_OK;
-}
-
-locus_status_t shm_bootstrap_ids(const locus_shm_opts_t *opts, int *rank, int *size, char *job,
-                                 size_t joblen)
-{
-    locus_status_t st;
-    int64_t v;
-    const char *ompi_rank = getenv("OMPI_COMM_WORLD_LOCAL_RANK");
-    const char *ompi_size = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
-    bool ours = lc_tun_is_set(LC_TUN_SIZE) || lc_tun_is_set(LC_TUN_RANK);
-    if (ours || !ompi_rank || !ompi_size) {
-        if ((st = lc_tun_int(LC_TUN_RANK, &v)))
-            return st;
-        *rank = (int)v;
-        if ((st = lc_tun_int(LC_TUN_SIZE, &v)))
-            return st;
-        *size = (int)v;
-        const char *j;
-        if ((st = lc_tun_string(LC_TUN_JOB, &j)))
-            return st;
-        if (*j)
-            snprintf(job, joblen, "%s", j);
-        else if (*size == 1)
-            snprintf(job, joblen, "solo-%d", (int)getpid()); /* a singleton: private name */
-        else
-            return lc_err(LOCUS_ERR_INVALID, "LOCUS_SIZE=%d but LOCUS_JOB is unset: start the "
-                             "processes with `locus run -n N` or mpirun", *size);
-    } else {
-        if ((st = env_int("OMPI_COMM_WORLD_LOCAL_SIZE", 1, 65536, size)) ||
-            (st = env_int("OMPI_COMM_WORLD_LOCAL_RANK", 0, 65535, rank)))
-            return st;
-        const char *ns = getenv("PMIX_NAMESPACE");
-        if (!ns || !*ns)
-            ns = getenv("OMPI_MCA_orte_ess_jobid");
-        if (!ns || !*ns)
-            return lc_err(LOCUS_ERR_INVALID, "Open MPI environment without PMIX_NAMESPACE or "
-                             "OMPI_MCA_orte_ess_jobid: cannot name the job's segment");
-        char clean[64];
-        sanitize_job(ns, clean, sizeof clean);
-        snprintf(job, joblen, "mpi-%s", clean);
-    }
-    if (opts && opts->size > 0)
-        *size = opts->size;
-    if (opts && opts->rank >= 0)
-        *rank = opts->rank;
-    if (opts && opts->job) {
-        if ((st = shm_validate_job(opts->job)))
-            return st;
-        snprintf(job, joblen, "%s", opts->job);
-    }
-    if (*rank < 0 || *rank >= *size)
-        return lc_err(LOCUS_ERR_INVALID, "rank %d: expected 0..%d (size %d)", *rank, *size - 1,
-                         *size);
-    return LOCUS_OK;
 }
 
 static bool pid_alive(pid_t pid) { return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM); }

@@ -1,5 +1,5 @@
 /* shm segment: what lives in the shared mapping (header, one line per
- * process, layout) and the bootstrap / liveness functions of seg.c and plan.c. */
+ * process, layout) and the functions of job.c, seg.c and plan.c. */
 #ifndef LOCUS_SHM_SEG_H
 #define LOCUS_SHM_SEG_H
 
@@ -52,12 +52,15 @@ typedef struct shm_layout {
 /* The footprint model (plan.c). */
 locus_status_t shm_plan_layout(int nprocs, const locus_shm_opts_t *opts, locus_shm_plan_t *plan,
                                shm_layout_t *lay);
-/* LOCUS_JOB: 1-48 characters from [A-Za-z0-9_.-] (plan.c). */
+/* A job name (opts.job, segment names): 1-48 characters from [A-Za-z0-9_.-] (plan.c). */
 locus_status_t shm_validate_job(const char *value);
 
+/* The job's name and this process's local rank and size into ep->rank/size
+ * (job.c: opts.boot, explicit options, LOCUS_RANK/SIZE/JOB, or boot joined
+ * here: ep->boot_owned). */
+locus_status_t shm_job_ids(locus_shm_ep_t *ep, const locus_shm_opts_t *opts, char *job, size_t joblen);
+
 /* Segment bootstrap and peer liveness (seg.c). */
-locus_status_t shm_bootstrap_ids(const locus_shm_opts_t *opts, int *rank, int *size, char *job,
-                                 size_t joblen);
 locus_status_t shm_segment_attach(locus_shm_ep_t *ep, const locus_shm_opts_t *opts);
 void shm_segment_detach(locus_shm_ep_t *ep);
 /* Check peers' liveness; sets ep->fatal and returns PEER_FAILED if one died. */

@@ -2,6 +2,7 @@
  * that owns them) and the functions the role files offer each other. The
  * file of each role (docs/ARCHITECTURE.md, shm):
  *
+ *   job.c                who am I: job name, local rank and size (boot)
  *   seg.h/seg.c, plan.c  the segment: layout, bootstrap, peer liveness
  *   queue.h/queue.c      the multi-producer ring of 64-byte cells
  *   msg.h, copy.c        message types, the received message, the copy shim
@@ -21,6 +22,7 @@
 #ifndef LOCUS_SHM_INTERNAL_H
 #define LOCUS_SHM_INTERNAL_H
 
+#include <locus/boot.h>
 #include <locus/shm.h>
 #include <poll.h>
 #include <stdbool.h>
@@ -89,6 +91,7 @@ struct locus_shm_ep {
     shm_seg_hdr_t *hdr;
     shm_proc_t *procs;      /* one line per process */
     unsigned char *my_heap; /* my shared heap (pool.c) */
+    locus_boot_t *boot_owned; /* joined by init (opts.boot NULL, job.c): left at finalize */
 
     /* Rings (queue.h): every process's ring; mine is read through rx; per
      * destination, my cached copy of its published head. */
@@ -165,6 +168,7 @@ struct locus_shm_ep {
     /* Split copy (split.c). */
     struct {
         uint64_t min;        /* LOCUS_SHM_SPLIT: smallest heap-to-heap message both copy; 0 = never */
+        uint64_t piece;      /* LOCUS_SHM_SPLIT_PIECE: target piece (receiver's side decides) */
         uint32_t job;        /* the last job number offered (0 = none yet) */
     } split;
 

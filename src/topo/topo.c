@@ -388,8 +388,19 @@ static locus_status_t hwloc_setup(hwloc_topology_t h, topo_origin_t origin, cons
     hwloc_topology_set_io_types_filter(h, HWLOC_TYPE_FILTER_KEEP_NONE);
     hwloc_topology_set_cache_types_filter(h, HWLOC_TYPE_FILTER_KEEP_ALL);
     if (origin == TOPO_ORIGIN_LOCAL) {
-        /* See every PU and node, then restrict to what this process may use ourselves. */
-        hwloc_topology_set_flags(h, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
+        /* See every PU and node, then restrict to what this process may use
+         * ourselves. Never rebind the caller: hwloc's x86 discovery otherwise
+         * moves the thread onto each cpu in turn to run cpuid there, and a
+         * thread moved onto a cpu where a SCHED_FIFO peer of equal priority
+         * spins (an shm receive waiting for this very process) never runs
+         * again (`chrt -f 1 locus run -n 2 -- locus bench pingpong` hung at
+         * the first copy that loaded the topology). Linux's sysfs gives the
+         * same caches, cores and nodes. */
+        unsigned long flags = HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED;
+#if HWLOC_API_VERSION >= 0x00020500
+        flags |= HWLOC_TOPOLOGY_FLAG_DONT_CHANGE_BINDING;
+#endif
+        hwloc_topology_set_flags(h, flags);
         return LOCUS_OK;
     }
     if (origin == TOPO_ORIGIN_XML) {

@@ -22,6 +22,7 @@ run copy bench copy --sizes 4K,64K --reps 1 --no-pollution
 run heap heap --size 32M --compare
 run stream stream --size 24M --reps 2
 run regcache bench regcache --reps 3 --ops 100 --thread-ops 2000
+for b in pingpong bw msgrate; do run "$b" run -n 2 -- "$locus" bench "$b" --sizes 8,64K --reps 1; done
 XDG_CACHE_HOME="$dir" run tune tune --reps 1 --dry-run --only copy
 PYTHONPATH="$src/python" "$py" -m locus.bench "$dir"/*.json || fail "a record does not validate"
 "$locus" plot "$dir/copy.json" "$dir/heap.json" -o "$dir/p.svg" || fail "locus plot failed"

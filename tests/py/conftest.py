@@ -1,6 +1,5 @@
 """Records of every converted benchmark, run once per session with tiny
 parameters (shared by test_bench_json.py and test_plot.py)."""
-import json
 import os
 import sys
 
@@ -8,7 +7,12 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from benchutil import DATA, run_json  # noqa: E402
+from benchutil import locus_bin, run_json  # noqa: E402
+
+
+def run_shm_json(what, *args):
+    """`locus bench pingpong|bw|msgrate` between the 2 processes of `locus run -n 2`."""
+    return run_json("run", "-n", "2", "--", locus_bin(), "bench", what, *args)
 
 
 @pytest.fixture(scope="session")
@@ -20,12 +24,14 @@ def records():
         "heap-compare": run_json("heap", "--size", "64M", "--compare"),
         "stream": run_json("stream", "--size", "24M", "--reps", "2"),
         "regcache": run_json("bench", "regcache", "--reps", "3", "--ops", "100", "--thread-ops", "2000"),
+        # sizes up to 1 MiB: the plot tests read the latency axis up to "1M"
+        "pingpong": run_shm_json("pingpong", "--sizes", "0,8,1K,64K,1M", "--reps", "1"),
+        "bw": run_shm_json("bw", "--sizes", "8,64K,1M", "--reps", "1", "--window", "8"),
+        "msgrate": run_shm_json("msgrate", "--sizes", "8,1K", "--reps", "1", "--mem", "private"),
     }
 
 
 @pytest.fixture(scope="session")
-def pingpong():
-    """`locus bench pingpong` in the record format: a hand-written fixture until
-    tools/cmd_bench_shm.c adopts the emitter."""
-    with open(os.path.join(DATA, "bench_pingpong.json")) as f:
-        return json.load(f)
+def pingpong(records):
+    """A real `locus bench pingpong --json` run (locus run -n 2)."""
+    return records["pingpong"]

@@ -22,7 +22,8 @@ def test_documented_schema_is_the_shipped_one():
     jsonschema.Draft202012Validator.check_schema(bench.load_schema())
 
 
-@pytest.mark.parametrize("name", ["copy", "heap", "heap-compare", "stream", "regcache"])
+@pytest.mark.parametrize("name", ["copy", "heap", "heap-compare", "stream", "regcache", "pingpong", "bw",
+                                  "msgrate"])
 def test_real_output_validates(records, name):
     rec = records[name]
     bench.validate(rec, name)
@@ -80,6 +81,41 @@ def test_regcache_rows(records):
         assert all(p["peer"].startswith("UCX") for p in rec["peers"])
     else:
         assert any("ucs_rcache not run" in n for n in rec["notes"])
+
+
+@pytest.mark.parametrize("name, metric, unit, sizes, extras", [
+    ("pingpong", "latency", "us", [0, 8, 1024, 65536, 1 << 20], {"gbps", "mmsgps", "iters"}),
+    ("bw", "bandwidth", "GB/s", [8, 65536, 1 << 20], {"lat_us", "mmsgps", "iters"}),
+    ("msgrate", "message rate", "M/s", [8, 1024], {"lat_us", "gbps", "iters"}),
+])
+def test_shm_rows(records, name, metric, unit, sizes, extras):
+    """One row per size of the benchmark's metric, the other figures in extra,
+    consistent with each other; the run's parameters and placement."""
+    rec = records[name]
+    assert rec["benchmark"] == name and rec["peers"] == [] and rec["notes"] == []
+    rows = rec["rows"]
+    assert [r["x"] for r in rows] == sizes
+    for r in rows:
+        assert (r["series"], r["metric"], r["x_unit"], r["y_unit"]) == ("locus", metric, "bytes", unit), r
+        assert r["stat"] == "median" and r["n"] == 1 and r["y"] > 0, r
+        assert set(r["extra"]) == extras and r["extra"]["iters"] >= 10, r
+        lat_us = r["y"] if name == "pingpong" else r["extra"]["lat_us"]
+        rate = r["y"] if name == "msgrate" else r["extra"]["mmsgps"]
+        gbps = r["y"] if name == "bw" else r["extra"]["gbps"]
+        assert rate == pytest.approx(1 / lat_us, rel=0.01)  # M/s and us per message
+        assert gbps == pytest.approx(r["x"] * rate / 1e3, rel=0.01, abs=1e-5)
+    p = rec["params"]
+    assert p["reps"] == 1 and p["processes"] == 2 and p["touch"] is False
+    assert p["mem"] == ("private" if name == "msgrate" else "heap")
+    assert ("window" in p) == (name != "pingpong")
+    cpus = os.cpu_count()
+    assert all(0 <= rec["summary"][k] < cpus for k in ("cpu_rank0", "cpu_rank1"))
+
+
+def test_shm_usage_errors_are_one_line():
+    p = subprocess.run([locus_bin(), "bench", "pingpong", "--json"], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2 and p.stdout == "", p.stdout
+    assert "needs exactly 2 processes, got 1" in p.stderr, p.stderr
 
 
 def test_schema_rejects_what_a_plotter_cannot_read(records):
@@ -160,3 +196,17 @@ def test_tune_json_validates(tmp_path):
     assert "locus_copy tuned" in {r["series"] for r in rec["rows"]}
     assert rec["summary"]["heap_fault_order"] in ("first", "last") or not any(
         r["metric"].startswith("fault-in") for r in rec["rows"])
+    # shm: 3 rounds (--reps 1) measure every variant but choose nothing
+    s = rec["summary"]
+    assert s["shm_rounds"] == 3
+    assert (s["shm_split"], s["shm_split_piece"], s["shm_ref"], s["shm_fbox"]) == \
+        ("32.0 KiB", "128.0 KiB", "1.0 KiB", "64.0 KiB")
+    assert all(s[k + "_before"] == s[k] and s[k + "_gain"] == 1
+               for k in ("shm_split", "shm_split_piece", "shm_ref", "shm_fbox"))
+    shm = [r for r in rec["rows"] if r["metric"].startswith("shm ")]
+    split = {(r["series"], r["x"]) for r in shm if "split copy always" in r["metric"]}
+    assert {"always", "never"} == {a for a, _ in split} and len(split) == 16
+    fbox = {r["series"] for r in shm if "fast box" in r["metric"]}
+    assert "64.0 KiB" in fbox and len(fbox) == 7
+    assert all(r["y"] is None or r["y"] > 0 for r in shm) and all(r["n"] == 3 for r in shm)
+    assert any("fewer than 5" in n for n in rec["notes"])

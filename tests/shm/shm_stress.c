@@ -1,5 +1,5 @@
 /* All-to-all stress for the shm transport, one process per rank (started by
- * `locus run -n N`, mpirun, or the fault driver). Every rank keeps one send
+ * `locus run -n N`, mpirun / mpiexec, or the fault driver). Every rank keeps one send
  * and one receive in flight per peer; message k from s to d has a size and
  * content derived from (s, d, k), so the receiver checks every byte, the size,
  * and that k arrives exactly once and in order (tag = k). After --seconds each
@@ -11,6 +11,9 @@
  *   --ready-fd N    write one byte to fd N once attached (fault driver)
  *   --no-ptrace     drop CAP_SYS_PTRACE and become non-dumpable: the kernel refuses CMA
  *   --expect-refused  fail unless a real CMA refusal was noted by some rank
+ *   --boot NAME     join the job with locus_boot_init first, check that its source
+ *                   is NAME (pmix, pmi1, locus-run, ...) and pass the handle as
+ *                   opts.boot (without it locus_shm_init joins the job itself)
  * Exit 0 on success, 1 on a data error, 2 on a library error, 3 on PEER_FAILED. */
 #include <locus/locus.h>
 
@@ -109,6 +112,7 @@ int main(int argc, char **argv)
 {
     double seconds = 10;
     bool forever = false, no_ptrace = false, expect_refused = false, expect_heap_paths = false;
+    const char *boot_source = NULL;
     int ready_fd = -1;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--seconds") && i + 1 < argc)
@@ -125,6 +129,8 @@ int main(int argc, char **argv)
             expect_refused = true;
         else if (!strcmp(argv[i], "--expect-heap-paths"))
             expect_heap_paths = true;
+        else if (!strcmp(argv[i], "--boot") && i + 1 < argc)
+            boot_source = argv[++i];
         else {
             fprintf(stderr, "shm_stress: unknown option %s\n", argv[i]);
             return 2;
@@ -141,13 +147,31 @@ int main(int argc, char **argv)
     locus_shm_opts_init(&o);
     o.heap_bytes = 0;
     locus_shm_ep_t *ep;
+    locus_boot_t *boot = NULL;
+    locus_status_t st;
     /* Peers with an odd rank difference send from and receive into the shared
-     * heap (one plain copy, large ones split between both sides). */
-    int size_env = getenv("LOCUS_SIZE") ? atoi(getenv("LOCUS_SIZE")) : 2;
-    if (size_env < 2 && getenv("OMPI_COMM_WORLD_LOCAL_SIZE"))
-        size_env = atoi(getenv("OMPI_COMM_WORLD_LOCAL_SIZE"));
+     * heap (one plain copy, large ones split between both sides): the heap
+     * holds two buffers per peer, so it is sized from the local size, which
+     * only the launcher knows before init. */
+    int size_env = 2;
+    if (boot_source) {
+        if ((st = locus_boot_init(NULL, &boot)))
+            return fail_lib(-1, "boot", st);
+        if (strcmp(locus_boot_source(boot), boot_source)) {
+            fprintf(stderr, "shm_stress: joined through boot source '%s', expected '%s'\n",
+                    locus_boot_source(boot), boot_source);
+            return 2;
+        }
+        o.boot = boot;
+        size_env = locus_boot_local_size(boot);
+    } else {
+        const char *vars[] = {"LOCUS_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS"};
+        for (int i = 0; i < 3; i++)
+            if (getenv(vars[i]) && atoi(getenv(vars[i])) > size_env)
+                size_env = atoi(getenv(vars[i]));
+    }
     o.heap_bytes = (uint64_t)(size_env + 1) * ((cap + 4095) & ~(size_t)4095) + 65536;
-    locus_status_t st = locus_shm_init(&o, &ep);
+    st = locus_shm_init(&o, &ep);
     if (st)
         return fail_lib(-1, "init", st);
     int me = locus_shm_rank(ep), n = locus_shm_size(ep);
@@ -299,5 +323,7 @@ int main(int argc, char **argv)
         return 1;
     }
     locus_shm_finalize(ep);
+    if (boot && (st = locus_boot_fini(boot)))
+        return fail_lib(me, "boot fini", st);
     return 0;
 }

@@ -37,6 +37,28 @@ TEST(ShmPlan, DefaultsFor1024ProcessesStayUnder92MB)
     EXPECT_GT(sum + 4096, p.segment_bytes);
 }
 
+// LOCUS_SHM_FBOX from the environment or the tune file (`locus tune` measures
+// it with 2 processes) is halved under the same 16 MiB budget as the default.
+TEST(ShmPlan, AnyBoxSizeStaysInTheNodeBudget)
+{
+    setenv("LOCUS_SHM_FBOX", "1M", 1);
+    locus_shm_plan_t two, many;
+    locus_status_t a = locus_shm_plan(2, nullptr, &two), b = locus_shm_plan(1024, nullptr, &many);
+    unsetenv("LOCUS_SHM_FBOX");
+    ASSERT_EQ(a, LOCUS_OK);
+    ASSERT_EQ(b, LOCUS_OK);
+    EXPECT_EQ(two.fbox_bytes, 1u << 20); // 2 boxes of 1 MiB fit
+    EXPECT_EQ(many.fbox_bytes, 512u);
+    EXPECT_EQ(many.fboxes, 32u);
+    EXPECT_LE(many.segment_bytes, 92000000u);
+    setenv("LOCUS_SHM_FBOX", "256K", 1);
+    b = locus_shm_plan(8, nullptr, &many); // 8 x 7 boxes: 256 KiB (14 MiB) fit
+    unsetenv("LOCUS_SHM_FBOX");
+    ASSERT_EQ(b, LOCUS_OK);
+    EXPECT_EQ(many.fbox_bytes, 256u << 10);
+    EXPECT_EQ(many.fboxes, 7u);
+}
+
 TEST(ShmPlan, RejectsBadQueueAndProcs)
 {
     locus_shm_plan_t p;

@@ -523,14 +523,18 @@ TEST(ShmFbox, BoxAndRingMergeInPairOrder)
 }
 
 // 10. A split-copy offer (MT_HELP) that does not fit: for a rendezvous the
-// victim never started, and with a destination outside the offering
-// receiver's heap (the victim, as sender, would copy its share there).
+// victim never started, with a destination outside the offering receiver's
+// heap (the victim, as sender, would copy its share there), or cut in pieces
+// (the receiver's LOCUS_SHM_SPLIT_PIECE, in 64 B units above the job) of 0 B
+// or too small for at most 32 pieces.
 TEST(ShmSplit, HostileCopyOfferIsRejected)
 {
     constexpr uint64_t heap = 4u << 20;
     constexpr size_t big = 1u << 20;
-    struct Case { uint64_t msgid, off; };
-    for (Case c : {Case{99, 0}, Case{1, heap - big / 2}, Case{1, UINT64_MAX - 8}}) {
+    constexpr uint64_t job1_half = (uint64_t)(big / 2 / 64) << 32 | 1; // a valid cut
+    struct Case { uint64_t msgid, off, d1; };
+    for (Case c : {Case{99, 0, job1_half}, Case{1, heap - big / 2, job1_half}, Case{1, UINT64_MAX - 8, job1_half},
+                   Case{1, 0, 1}, Case{1, 0, 1ull << 32 | 1}}) {
         Attack a;
         a.heap = heap;
         a.why = "copy offer";
@@ -546,12 +550,12 @@ TEST(ShmSplit, HostileCopyOfferIsRejected)
         a.attack = [c](locus_shm_ep_t *ep) -> int {
             uint64_t go;
             CHILD_CHECK(locus_shm_recv(ep, 0, T_ACK, &go, sizeof go, nullptr) == LOCUS_OK);
-            uint64_t d[2] = {c.off, 1};
+            uint64_t d[2] = {c.off, c.d1};
             CHILD_CHECK(ring_post(ep, hdr(1, MT_HELP, c.msgid, sizeof d, 0), d));
             sentinel(ep, false);
             return 0;
         };
-        EXPECT_EQ(run_attack(a), 0) << "msgid " << c.msgid << " offset " << c.off;
+        EXPECT_EQ(run_attack(a), 0) << "msgid " << c.msgid << " offset " << c.off << " d1 " << c.d1;
     }
 }
 

@@ -104,6 +104,50 @@ TEST(ShmSplit, EveryByteArrivesAndBothSidesCopy)
     EXPECT_EQ(bad, 0);
 }
 
+// LOCUS_SHM_SPLIT_PIECE differs between the two: the receiver cuts the
+// message (32 pieces here, its target 64 KiB) and tells the sender, whose own
+// target (1 MiB: 3 pieces) must not matter. Rounds until the sender took a
+// piece (at most 5 s), every byte checked.
+TEST(ShmSplit, TheReceiversPieceSizeCutsTheMessage)
+{
+    int bad = run_procs(2, [](locus_shm_ep_t *ep) -> int {
+        int me = locus_shm_rank(ep);
+        ep->split.piece = me == 0 ? 1u << 20 : 64u << 10; // as if LOCUS_SHM_SPLIT_PIECE differed
+        size_t n = (3u << 20) + 5;
+        unsigned char *buf = (unsigned char *)locus_shm_alloc(ep, n + 64);
+        CHILD_CHECK(buf != nullptr);
+        auto t0 = std::chrono::steady_clock::now();
+        for (int round = 0, more = 1; more; round++) {
+            if (me == 0) {
+                fill(buf, n, round);
+                CHILD_CHECK(locus_shm_send(ep, 1, 5, buf, n) == LOCUS_OK);
+            } else {
+                memset(buf, 0xee, n + 64);
+                CHILD_CHECK(locus_shm_recv(ep, 0, 5, buf, n + 64, nullptr) == LOCUS_OK);
+                size_t at = first_bad(buf, n, round);
+                if (at != n)
+                    fprintf(stderr, "round %d: byte %zu wrong\n", round, at);
+                CHILD_CHECK(at == n && buf[n] == 0xee);
+            }
+            CHILD_CHECK(locus_shm_barrier(ep) == LOCUS_OK);
+            if (me == 0)
+                more = round < 3 ||
+                       (!stats(ep).split_pieces_sent && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(5));
+            CHILD_CHECK(me == 0 ? locus_shm_send(ep, 1, 999, &more, sizeof more) == LOCUS_OK
+                                : locus_shm_recv(ep, 0, 999, &more, sizeof more, nullptr) == LOCUS_OK);
+        }
+        locus_shm_stats_t s = stats(ep);
+        uint64_t sent = s.split_pieces_sent;
+        CHILD_CHECK(me == 0 ? locus_shm_send(ep, 1, 998, &sent, sizeof sent) == LOCUS_OK
+                            : locus_shm_recv(ep, 0, 998, &sent, sizeof sent, nullptr) == LOCUS_OK);
+        CHILD_CHECK(sent > 0);
+        if (me == 1) // 32 pieces per message: the receiver's share plus the sender's
+            CHILD_CHECK(s.split_msgs > 0 && s.split_pieces_recv + sent == 32 * s.split_msgs);
+        return 0;
+    }, nullptr, kHeap);
+    EXPECT_EQ(bad, 0);
+}
+
 // The sender posts the message and then does not call the library again
 // until the receiver says (through its own heap, no message) that it has the
 // data: a receiver that waited for the sender's share would never finish.
