@@ -29,7 +29,10 @@ def profile(tmp_path_factory):
     if b is None:
         pytest.skip("build the project first (bin/locus and examples/numa_steps)")
     out = tmp_path_factory.mktemp("prof") / "p.json"
-    rc = subprocess.run([os.path.join(b, "bin", "locus"), "profile", "-q", "-o", str(out), "--",
+    # A fixed sampling period: the default rate control adapts its period on
+    # the kernel's tick, so a 0.2 s program gets anywhere from 0 to all of
+    # tmp's pages sampled; the findings below are about the report, not that.
+    rc = subprocess.run([os.path.join(b, "bin", "locus"), "profile", "-q", "--period", "16", "-o", str(out), "--",
                          os.path.join(b, "examples", "numa_steps")], capture_output=True).returncode
     assert rc == 0
     return json.loads(out.read_text())
