@@ -73,6 +73,13 @@ typedef struct locus_heap_attr {
     locus_heap_fault_order_t fault_order;
     locus_heap_progress_fn progress;
     void *progress_arg;
+    /* Sharing (see "Sharing" below). NULL: private anonymous memory. Else the
+     * name of a shared object backing the heap, 1-200 characters from
+     * [A-Za-z0-9_.-] (e.g. "locus-1000-job7-h3"), created with O_EXCL and
+     * mode 0600 in /dev/shm (4k, thp) or in a hugetlbfs mount (huge2m,
+     * huge1g). Placement, parallel fault-in and verification are as for a
+     * private heap (mbind on the shared mapping sets the object's policy). */
+    const char *share_name;
 } locus_heap_attr_t;
 
 typedef struct locus_heap_stats {
@@ -132,6 +139,34 @@ LOCUS_API uint64_t locus_heap_size(const locus_heap_t *heap);
 LOCUS_API locus_status_t locus_heap_stats(const locus_heap_t *heap, locus_heap_stats_t *out);
 /* Re-run placement and residency checks (e.g. after a firsttouch heap was touched). */
 LOCUS_API locus_status_t locus_heap_verify(locus_heap_t *heap, locus_heap_verify_t mode);
+
+/* ---- Sharing: the heap other processes of the node map ----
+ * A heap created with attr.share_name is backed by a named object: on tmpfs
+ * (/dev/shm) for 4k and thp pages (thp only when
+ * /sys/kernel/mm/transparent_hugepage/shmem_enabled allows it: always,
+ * within_size, advise or force; auto falls back to 4k and says so), on a
+ * hugetlbfs mount of the page size for huge2m/huge1g (auto takes one when
+ * such a mount is writable and its pool has the pages). The free space of
+ * the file system is checked at create, so a small /dev/shm (containers)
+ * fails there with a message instead of a SIGBUS later; the parallel
+ * fault-in then allocates every page (a firsttouch heap is allocated by
+ * posix_fallocate). The name exists from create until locus_heap_unlink (or
+ * destroy): a launcher should unlink it as soon as every peer mapped it, so
+ * that nothing can outlive the job. */
+
+/* Absolute path of a shared heap's object ("/dev/shm/NAME" or
+ * "<hugetlbfs mount>/NAME"), kept after unlink; "" for a private heap. */
+LOCUS_API const char *locus_heap_share_path(const locus_heap_t *heap);
+/* Remove the object's name (mappings stay valid). Idempotent; OK for a
+ * private heap. */
+LOCUS_API locus_status_t locus_heap_unlink(locus_heap_t *heap);
+/* Map another process's shared heap read-write: path as its
+ * locus_heap_share_path (a bare name means /dev/shm/NAME), size its
+ * locus_heap_size (checked against the object). *base: where it is mapped
+ * here (a different address than in its owner). */
+LOCUS_API locus_status_t locus_heap_attach(const char *path, uint64_t size, void **base);
+/* Unmap what locus_heap_attach mapped. */
+LOCUS_API void locus_heap_detach(void *base, uint64_t size);
 
 LOCUS_API const char *locus_heap_policy_name(locus_heap_policy_t p);
 LOCUS_API const char *locus_heap_pages_name(locus_heap_pages_t p);

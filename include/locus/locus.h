@@ -12,6 +12,7 @@
 #include <locus/copy.h>
 #include <locus/heap.h>
 #include <locus/reg.h>
+#include <locus/rma.h>
 #include <locus/prof.h>
 
 #endif

@@ -143,6 +143,69 @@ static locus_status_t resolve_kind(struct locus_heap *h, locus_heap_pages_t want
     return lc_err(LOCUS_ERR_INVALID, "pages %d: expected 4k, thp, huge2m, huge1g or auto", (int)want);
 }
 
+/* A shared heap: tmpfs for 4k/thp (thp only as shmem_enabled allows),
+ * hugetlbfs for huge2m/huge1g (a writable mount of that page size and the
+ * pool's pages). *dir: where its object goes. */
+static locus_status_t resolve_kind_shared(struct locus_heap *h, locus_heap_pages_t want, uint64_t size,
+                                          kind_t *out, char *dir, size_t dirlen)
+{
+    char mode[32];
+    bool thp_ok = heap_share_thp_ok(mode, sizeof mode);
+    const uint64_t pg[2] = {1ull << 30, 2ull << 20};
+    const locus_heap_pages_t pk[2] = {LOCUS_PAGES_HUGE1G, LOCUS_PAGES_HUGE2M};
+    snprintf(dir, dirlen, "/dev/shm");
+    switch (want) {
+    case LOCUS_PAGES_4K:
+        *out = (kind_t){LOCUS_PAGES_4K, 4096};
+        return LOCUS_OK;
+    case LOCUS_PAGES_THP:
+        if (!thp_ok)
+            return lc_err(LOCUS_ERR_UNSUPPORTED,
+                          "pages thp on a shared heap: shared-memory THP is '%s' here "
+                          "(/sys/kernel/mm/transparent_hugepage/shmem_enabled); use 4k, huge2m or auto", mode);
+        *out = (kind_t){LOCUS_PAGES_THP, 2ull << 20};
+        return LOCUS_OK;
+    case LOCUS_PAGES_HUGE2M:
+    case LOCUS_PAGES_HUGE1G: {
+        uint64_t page = want == LOCUS_PAGES_HUGE1G ? pg[0] : pg[1];
+        long long avail = hugetlb_available(page);
+        if (avail < 0 || (uint64_t)avail < (size + page - 1) / page)
+            return huge_error(want, page, size, avail);
+        char b[32];
+        if (!heap_share_hugetlbfs(page, dir, dirlen))
+            return lc_err(LOCUS_ERR_UNSUPPORTED,
+                          "pages %s on a shared heap: no writable hugetlbfs mount of %s pages "
+                          "(mount -t hugetlbfs -o pagesize=%s none /dev/hugepages); use 4k, thp or auto",
+                          locus_heap_pages_name(want), fmt_size(page, b), page == pg[0] ? "1G" : "2M");
+        *out = (kind_t){want, page};
+        return LOCUS_OK;
+    }
+    case LOCUS_PAGES_AUTO:
+        for (int i = 0; i < 2; i++) {
+            long long avail = hugetlb_available(pg[i]);
+            if (avail > 0 && (uint64_t)avail >= (size + pg[i] - 1) / pg[i] && size >= pg[i] &&
+                heap_share_hugetlbfs(pg[i], dir, dirlen)) {
+                *out = (kind_t){pk[i], pg[i]};
+                lc_note(&h->notes, "auto (shared): chose %s in %s (%lld free pages in the pool)",
+                        locus_heap_pages_name(pk[i]), dir, avail);
+                return LOCUS_OK;
+            }
+        }
+        snprintf(dir, dirlen, "/dev/shm");
+        if (thp_ok) {
+            *out = (kind_t){LOCUS_PAGES_THP, 2ull << 20};
+            lc_note(&h->notes, "auto (shared): chose thp on /dev/shm (no hugetlbfs mount with enough free "
+                    "pages; shmem_enabled %s)", mode);
+        } else {
+            *out = (kind_t){LOCUS_PAGES_4K, 4096};
+            lc_note(&h->notes, "auto (shared): chose 4k on /dev/shm (no hugetlbfs mount with enough free pages; "
+                    "shared-memory THP is '%s' in /sys/kernel/mm/transparent_hugepage/shmem_enabled)", mode);
+        }
+        return LOCUS_OK;
+    }
+    return lc_err(LOCUS_ERR_INVALID, "pages %d: expected 4k, thp, huge2m, huge1g or auto", (int)want);
+}
+
 /* Per-process size in bytes, before rounding to the page. */
 static locus_status_t resolve_size(const locus_heap_attr_t *a, uint64_t *out)
 {
@@ -252,6 +315,15 @@ static locus_status_t reserve(struct locus_heap *h, kind_t k)
         munmap(r, (size_t)(base - HEAP_GUARD - r));
     if (r + len > end)
         munmap(end, (size_t)(r + len - end));
+    h->base = base;
+    if (h->shared) { /* the object replaces the reservation at base */
+        locus_status_t st = heap_share_map(h);
+        if (st) {
+            munmap(base - HEAP_GUARD, h->size + 2 * HEAP_GUARD);
+            h->base = NULL;
+        }
+        return st;
+    }
     int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED;
     if (h->hugetlb)
         flags |= MAP_HUGETLB | (k.page == (1ull << 30) ? 30 : 21) << MAP_HUGE_SHIFT;
@@ -432,10 +504,17 @@ static locus_status_t create(struct locus_heap *h, const locus_heap_attr_t *a, c
             return lc_err(LOCUS_ERR_RANGE, "size %s: larger than the %s of memory of the bound nodes",
                              fmt_size(size, b1), fmt_size(mem, b2));
     }
-    if ((st = resolve_kind(h, a->pages, topo, size, &k)))
+    char dir[256] = "";
+    if (a->share_name && (st = heap_share_check_name(a->share_name)))
+        return st;
+    if (a->share_name ? (st = resolve_kind_shared(h, a->pages, size, &k, dir, sizeof dir))
+                      : (st = resolve_kind(h, a->pages, topo, size, &k)))
         return st;
     h->size = round_up(size, k.page);
     h->hugetlb = k.kind == LOCUS_PAGES_HUGE2M || k.kind == LOCUS_PAGES_HUGE1G;
+    h->shared = a->share_name != NULL;
+    if (h->shared && (st = heap_share_create(h, dir, a->share_name)))
+        return st;
     locus_heap_stats_t *s = &h->stats;
     s->size = h->size;
     s->policy = a->policy;
@@ -458,10 +537,21 @@ static locus_status_t create(struct locus_heap *h, const locus_heap_attr_t *a, c
     double t1 = lc_now_s();
     s->reserve_s = t1 - t0;
     if (a->policy != LOCUS_HEAP_FIRSTTOUCH) {
-        if ((st = fault(h, a, topo, idx, n, k)))
-            return st;
+        if ((st = fault(h, a, topo, idx, n, k))) {
+            if (!h->shared || st != LOCUS_ERR_NO_MEMORY)
+                return st;
+            char why[512];
+            snprintf(why, sizeof why, "%s", locus_last_error());
+            return lc_err(st, "%s (shared heap %s: is its file system full?)", why, h->share_path);
+        }
         s->fault_s = lc_now_s() - t1;
         s->gbps = (double)h->size / (s->reserve_s + s->fault_s) / 1e9;
+    } else if (h->shared) {
+        /* tmpfs allocates at first touch and SIGBUSes when full: allocate now */
+        if ((st = heap_share_fallocate(h)))
+            return st;
+        lc_note(&h->notes, "firsttouch on a shared heap: pages allocated at create by posix_fallocate "
+                "(placed by the creating thread's policy)");
     }
     h->notes_base = h->notes.len;
     return heap_verify_now(h, a->verify);
@@ -484,6 +574,7 @@ locus_status_t locus_heap_create(const locus_heap_attr_t *attr, const locus_topo
         locus_topo_destroy(own);
         return lc_err(LOCUS_ERR_NO_MEMORY, "heap: cannot allocate the heap object");
     }
+    h->share_fd = -1;
     h->samples = attr->samples ? attr->samples : lc_tun_default_u64(LC_TUN_HEAP_SAMPLES);
     h->fault_order = attr->fault_order;
     if ((unsigned)h->fault_order > LOCUS_FAULT_FIRST) {
@@ -508,6 +599,7 @@ void locus_heap_destroy(locus_heap_t *h)
         return;
     if (h->base)
         munmap(h->base - HEAP_GUARD, h->size + 2 * HEAP_GUARD);
+    heap_share_release(h);
     lc_notes_free(&h->notes);
     free(h);
 }

@@ -22,7 +22,29 @@ struct locus_heap {
     locus_heap_stats_t stats;
     lc_notes_t notes;
     size_t notes_base; /* notes of create; verify re-adds its own after these */
+    char share_path[288]; /* shared heap: its object's path ("" = private) */
+    bool shared, linked;  /* linked: the name still exists (unlink pending) */
+    int share_fd;         /* open between create and mapping, else -1 */
 };
+
+/* ---- heap_share.c: the named object behind a shared heap ---- */
+/* Whether shmem THP can be had (shmem_enabled: always, within_size, advise,
+ * force); *mode gets the bracketed word ("never" if unreadable). */
+bool heap_share_thp_ok(char *mode, size_t len);
+/* The hugetlbfs mount for pages of page_size bytes, writable by us; false
+ * if none (dir untouched). */
+bool heap_share_hugetlbfs(uint64_t page_size, char *dir, size_t len);
+/* Create the object (O_EXCL, 0600) in dir, size it, check the file system
+ * has the room; h->share_path, h->share_fd, h->linked set. */
+locus_status_t heap_share_create(struct locus_heap *h, const char *dir, const char *name);
+/* mmap the object MAP_SHARED|MAP_FIXED at h->base (reserved); closes the fd. */
+locus_status_t heap_share_map(struct locus_heap *h);
+/* posix_fallocate the whole object (firsttouch heaps: nothing faulted it). */
+locus_status_t heap_share_fallocate(struct locus_heap *h);
+/* Close the fd and unlink the name if still there (destroy, failed create). */
+void heap_share_release(struct locus_heap *h);
+/* A name of 1-200 characters from [A-Za-z0-9_.-]. */
+locus_status_t heap_share_check_name(const char *name);
 
 
 /* Residency and page kind from /proc/self/smaps over [base, base + size). */

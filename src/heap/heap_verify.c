@@ -33,7 +33,7 @@ locus_status_t heap_smaps(const void *base, uint64_t size, uint64_t *rss, uint64
             continue;
         if (!strcmp(key, "Rss"))
             r += kb << 10;
-        else if (!strcmp(key, "AnonHugePages"))
+        else if (!strcmp(key, "AnonHugePages") || !strcmp(key, "ShmemPmdMapped"))
             a += kb << 10;
         else if (!strcmp(key, "Private_Hugetlb") || !strcmp(key, "Shared_Hugetlb"))
             h += kb << 10;

@@ -1,0 +1,218 @@
+/* Sharing: the named object behind a shared heap (tmpfs or hugetlbfs), and
+ * mapping another process's heap by its path. */
+#include "heap/heap_internal.h"
+
+#include "core/error.h"
+
+#include <locus/config.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#define SHM_DIR "/dev/shm"
+
+bool heap_share_thp_ok(char *mode, size_t len)
+{
+    snprintf(mode, len, "never");
+    FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/shmem_enabled", "r");
+    if (!f)
+        return false;
+    char line[256] = "";
+    bool got = fgets(line, sizeof line, f) != NULL;
+    fclose(f);
+    char *l = got ? strchr(line, '[') : NULL, *r = l ? strchr(l, ']') : NULL;
+    if (!l || !r)
+        return false;
+    snprintf(mode, len, "%.*s", (int)(r - l - 1), l + 1);
+    /* advise: MADV_HUGEPAGE (place() gives it); never/deny: no huge pages */
+    return !strcmp(mode, "always") || !strcmp(mode, "within_size") || !strcmp(mode, "advise") ||
+           !strcmp(mode, "force");
+}
+
+/* Hugepagesize of /proc/meminfo: the page of a hugetlbfs mount without a
+ * pagesize option. */
+static uint64_t default_huge_page(void)
+{
+    FILE *f = fopen("/proc/meminfo", "r");
+    unsigned long long kb = 0;
+    char line[256];
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "Hugepagesize: %llu kB", &kb) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return (uint64_t)kb << 10;
+}
+
+bool heap_share_hugetlbfs(uint64_t page_size, char *dir, size_t len)
+{
+    FILE *f = fopen("/proc/mounts", "r");
+    if (!f)
+        return false;
+    char line[1024], dev[256], mnt[512], type[64], opts[512];
+    bool found = false;
+    while (!found && fgets(line, sizeof line, f)) {
+        if (sscanf(line, "%255s %511s %63s %511s", dev, mnt, type, opts) != 4 || strcmp(type, "hugetlbfs"))
+            continue;
+        uint64_t page = default_huge_page();
+        const char *ps = strstr(opts, "pagesize=");
+        if (ps && locus_parse_size(ps + 9, &page) != LOCUS_OK)
+            continue;
+        if (page == page_size && access(mnt, W_OK) == 0) {
+            snprintf(dir, len, "%s", mnt);
+            found = true;
+        }
+    }
+    fclose(f);
+    return found;
+}
+
+locus_status_t heap_share_check_name(const char *name)
+{
+    size_t n = name ? strlen(name) : 0;
+    if (n == 0 || n > 200 || strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-") != n ||
+        !strcmp(name, ".") || !strcmp(name, ".."))
+        return lc_err(LOCUS_ERR_INVALID, "share name '%s': expected 1-200 characters from [A-Za-z0-9_.-]",
+                      name ? name : "");
+    return LOCUS_OK;
+}
+
+/* tmpfs limits its size (size= option; 64 MiB in a default Docker
+ * container): say so now rather than SIGBUS or EFAULT in the fault-in. */
+static locus_status_t check_room(const struct locus_heap *h, const char *dir)
+{
+    struct statvfs v;
+    if (statvfs(dir, &v) != 0 || v.f_blocks == 0) /* 0 blocks: no limit */
+        return LOCUS_OK;
+    uint64_t avail = (uint64_t)v.f_bavail * v.f_frsize;
+    if (avail >= h->size)
+        return LOCUS_OK;
+    char b1[32], b2[32];
+    locus_format_size(h->size, b1, sizeof b1);
+    locus_format_size(avail, b2, sizeof b2);
+    return lc_err(LOCUS_ERR_NO_MEMORY,
+                  "shared heap of %s: %s has only %s free; enlarge it (mount -o remount,size=... %s, "
+                  "docker --shm-size) or ask for a smaller heap", b1, dir, b2, dir);
+}
+
+locus_status_t heap_share_create(struct locus_heap *h, const char *dir, const char *name)
+{
+    int n = snprintf(h->share_path, sizeof h->share_path, "%s/%s", dir, name);
+    if (n < 0 || (size_t)n >= sizeof h->share_path)
+        return lc_err(LOCUS_ERR_INVALID, "share path %s/%s: longer than %zu characters", dir, name,
+                      sizeof h->share_path - 1);
+    locus_status_t st = check_room(h, dir);
+    if (st)
+        return st;
+    h->share_fd = open(h->share_path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (h->share_fd < 0) {
+        int e = errno;
+        if (e == EEXIST)
+            return lc_err(LOCUS_ERR_BUSY,
+                          "shared heap %s exists: another job with this id, or left by a process that died "
+                          "before unlinking it (remove it if no job of yours uses it)", h->share_path);
+        return lc_err_errno(e == EACCES || e == EPERM ? LOCUS_ERR_PERMISSION : LOCUS_ERR_SYSTEM, e,
+                            "shared heap: creating %s", h->share_path);
+    }
+    h->linked = true;
+    if (ftruncate(h->share_fd, (off_t)h->size) != 0)
+        return lc_err_errno(LOCUS_ERR_NO_MEMORY, errno, "shared heap: sizing %s to %llu bytes", h->share_path,
+                            (unsigned long long)h->size);
+    return LOCUS_OK;
+}
+
+locus_status_t heap_share_map(struct locus_heap *h)
+{
+    void *p = mmap(h->base, h->size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, h->share_fd, 0);
+    int e = errno;
+    close(h->share_fd);
+    h->share_fd = -1;
+    if (p == MAP_FAILED)
+        return lc_err_errno(LOCUS_ERR_NO_MEMORY, e, "shared heap: mmap of %s (%llu bytes)", h->share_path,
+                            (unsigned long long)h->size);
+    return LOCUS_OK;
+}
+
+locus_status_t heap_share_fallocate(struct locus_heap *h)
+{
+    int fd = open(h->share_path, O_RDWR | O_CLOEXEC);
+    if (fd < 0)
+        return lc_err_errno(LOCUS_ERR_SYSTEM, errno, "shared heap: reopening %s", h->share_path);
+    int e = posix_fallocate(fd, 0, (off_t)h->size);
+    close(fd);
+    if (e)
+        return lc_err_errno(LOCUS_ERR_NO_MEMORY, e, "shared heap: posix_fallocate of %s (%llu bytes)",
+                            h->share_path, (unsigned long long)h->size);
+    return LOCUS_OK;
+}
+
+void heap_share_release(struct locus_heap *h)
+{
+    if (h->share_fd >= 0)
+        close(h->share_fd);
+    h->share_fd = -1;
+    if (h->linked)
+        unlink(h->share_path);
+    h->linked = false;
+}
+
+const char *locus_heap_share_path(const locus_heap_t *h) { return h && h->shared ? h->share_path : ""; }
+
+locus_status_t locus_heap_unlink(locus_heap_t *h)
+{
+    if (!h)
+        return lc_err(LOCUS_ERR_INVALID, "heap unlink: heap must not be NULL");
+    if (h->linked && unlink(h->share_path) != 0 && errno != ENOENT)
+        return lc_err_errno(LOCUS_ERR_SYSTEM, errno, "heap unlink: %s", h->share_path);
+    h->linked = false;
+    return LOCUS_OK;
+}
+
+locus_status_t locus_heap_attach(const char *path, uint64_t size, void **base)
+{
+    if (!path || !*path || !size || !base)
+        return lc_err(LOCUS_ERR_INVALID, "heap attach(%s, %llu): expected a path, a size > 0 and an output",
+                      path ? path : "NULL", (unsigned long long)size);
+    char full[320];
+    if (!strchr(path, '/')) {
+        locus_status_t st = heap_share_check_name(path);
+        if (st)
+            return st;
+        snprintf(full, sizeof full, SHM_DIR "/%s", path);
+        path = full;
+    }
+    int fd = open(path, O_RDWR | O_CLOEXEC);
+    if (fd < 0) {
+        int e = errno;
+        return lc_err_errno(e == ENOENT ? LOCUS_ERR_NOT_FOUND : e == EACCES ? LOCUS_ERR_PERMISSION : LOCUS_ERR_SYSTEM,
+                            e, "heap attach: opening %s", path);
+    }
+    struct stat sb;
+    if (fstat(fd, &sb) != 0 || (uint64_t)sb.st_size != size) {
+        long long have = fstat(fd, &sb) == 0 ? (long long)sb.st_size : -1;
+        close(fd);
+        return lc_err(LOCUS_ERR_INVALID, "heap attach: %s holds %lld bytes, expected %llu", path, have,
+                      (unsigned long long)size);
+    }
+    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    int e = errno;
+    close(fd);
+    if (p == MAP_FAILED)
+        return lc_err_errno(LOCUS_ERR_NO_MEMORY, e, "heap attach: mmap of %s (%llu bytes)", path,
+                            (unsigned long long)size);
+    *base = p;
+    return LOCUS_OK;
+}
+
+void locus_heap_detach(void *base, uint64_t size)
+{
+    if (base && size)
+        munmap(base, size);
+}

@@ -1,0 +1,221 @@
+// Shared heaps: a heap backed by a named object that other processes map
+// (locus_heap_attach), its name's lifetime (O_EXCL, unlink, nothing left in
+// /dev/shm), the page kind on shared memory, a small /dev/shm failing at create.
+#include <gtest/gtest.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <sched.h>
+#include <string>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern "C" {
+#include <locus/heap.h>
+#include <locus/topo.h>
+}
+
+static const uint64_t MiB = 1ull << 20;
+
+static bool has(const char *hay, const char *needle) { return std::strstr(hay, needle) != nullptr; }
+
+static bool exists(const std::string &p)
+{
+    struct stat sb;
+    return stat(p.c_str(), &sb) == 0;
+}
+
+class HeapShare : public ::testing::Test {
+protected:
+    void SetUp() override
+    {
+        for (const char *v : {"SIZE", "PROCS", "POLICY", "PAGES", "THREADS", "VERIFY", "CHUNK", "SAMPLES"})
+            unsetenv((std::string("LOCUS_HEAP_") + v).c_str());
+        locus_heap_attr_init(&a);
+        a.size = 16 * MiB;
+        a.pages = LOCUS_PAGES_4K;
+        a.verify = LOCUS_VERIFY_ALL;
+        name = "locus-test-" + std::to_string(getpid()) + "-" +
+               ::testing::UnitTest::GetInstance()->current_test_info()->name();
+        a.share_name = name.c_str();
+        path = "/dev/shm/" + name;
+    }
+    void TearDown() override { unlink(path.c_str()); }
+    locus_heap_attr_t a;
+    std::string name, path;
+};
+
+TEST_F(HeapShare, ObjectIsPrivateSizedPlacedAndGoneAfterDestroy)
+{
+    locus_heap_t *h;
+    ASSERT_EQ(locus_heap_create(&a, nullptr, &h), LOCUS_OK) << locus_last_error();
+    EXPECT_EQ(std::string(locus_heap_share_path(h)), path);
+    struct stat sb;
+    ASSERT_EQ(stat(path.c_str(), &sb), 0);
+    EXPECT_EQ(sb.st_mode & 0777, 0600u);
+    EXPECT_EQ((uint64_t)sb.st_size, 16 * MiB);
+    locus_heap_stats_t s;
+    ASSERT_EQ(locus_heap_stats(h, &s), LOCUS_OK);
+    EXPECT_EQ(s.resident_bytes, 16 * MiB) << "the parallel fault-in allocated every page";
+    EXPECT_EQ(s.units_checked, s.units_total);
+    uint64_t placed = 0;
+    for (int i = 0; i < s.num_nodes; i++)
+        placed += s.node_units[i];
+    EXPECT_EQ(placed, s.units_total) << "move_pages found every shared page on a node";
+    locus_heap_destroy(h);
+    EXPECT_FALSE(exists(path)) << "destroy unlinks a name still there";
+}
+
+TEST_F(HeapShare, AttachSeesTheSameBytesAndSurvivesUnlink)
+{
+    locus_heap_t *h;
+    ASSERT_EQ(locus_heap_create(&a, nullptr, &h), LOCUS_OK) << locus_last_error();
+    void *peer = nullptr;
+    ASSERT_EQ(locus_heap_attach(path.c_str(), locus_heap_size(h), &peer), LOCUS_OK) << locus_last_error();
+    EXPECT_NE(peer, locus_heap_base(h));
+    ASSERT_EQ(locus_heap_unlink(h), LOCUS_OK);
+    EXPECT_FALSE(exists(path));
+    EXPECT_EQ(locus_heap_unlink(h), LOCUS_OK) << "idempotent";
+    char *mine = static_cast<char *>(locus_heap_base(h)), *theirs = static_cast<char *>(peer);
+    for (uint64_t off = 0; off < 16 * MiB; off += 4096 + 8)
+        mine[off] = static_cast<char>(off * 7 + 1);
+    for (uint64_t off = 0; off < 16 * MiB; off += 4096 + 8)
+        ASSERT_EQ(theirs[off], static_cast<char>(off * 7 + 1)) << off;
+    theirs[12345] = 42;
+    EXPECT_EQ(mine[12345], 42);
+    // a bare name means /dev/shm; it is gone now
+    void *again = nullptr;
+    EXPECT_EQ(locus_heap_attach(name.c_str(), 16 * MiB, &again), LOCUS_ERR_NOT_FOUND);
+    EXPECT_TRUE(has(locus_last_error(), path.c_str())) << locus_last_error();
+    locus_heap_detach(peer, 16 * MiB);
+    locus_heap_destroy(h);
+}
+
+TEST_F(HeapShare, ForkedProcessWritesThroughItsOwnMapping)
+{
+    locus_heap_t *h;
+    ASSERT_EQ(locus_heap_create(&a, nullptr, &h), LOCUS_OK) << locus_last_error();
+    std::string p = locus_heap_share_path(h);
+    pid_t pid = fork();
+    if (pid == 0) {
+        void *b = nullptr;
+        if (locus_heap_attach(p.c_str(), 16 * MiB, &b))
+            _exit(1);
+        for (uint64_t i = 0; i < 16 * MiB / 8; i += 511)
+            static_cast<uint64_t *>(b)[i] = i * 3;
+        locus_heap_detach(b, 16 * MiB);
+        _exit(0);
+    }
+    int ws;
+    ASSERT_EQ(waitpid(pid, &ws, 0), pid);
+    ASSERT_TRUE(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
+    auto *w = static_cast<uint64_t *>(locus_heap_base(h));
+    for (uint64_t i = 0; i < 16 * MiB / 8; i += 511)
+        ASSERT_EQ(w[i], i * 3);
+    locus_heap_destroy(h);
+}
+
+TEST_F(HeapShare, NameTakenWrongSizeAndBadNamesAreRefused)
+{
+    locus_heap_t *h, *h2 = reinterpret_cast<locus_heap_t *>(0x1);
+    ASSERT_EQ(locus_heap_create(&a, nullptr, &h), LOCUS_OK) << locus_last_error();
+    EXPECT_EQ(locus_heap_create(&a, nullptr, &h2), LOCUS_ERR_BUSY);
+    EXPECT_TRUE(has(locus_last_error(), path.c_str())) << locus_last_error();
+    EXPECT_EQ(h2, reinterpret_cast<locus_heap_t *>(0x1));
+    EXPECT_TRUE(exists(path)) << "the refused create must not unlink the owner's name";
+    void *b = nullptr;
+    EXPECT_EQ(locus_heap_attach(path.c_str(), 8 * MiB, &b), LOCUS_ERR_INVALID);
+    EXPECT_TRUE(has(locus_last_error(), "expected 8388608")) << locus_last_error();
+    locus_heap_destroy(h);
+    for (const char *bad : {"", "a/b", "..", "x y", "\xc3\xa9"}) {
+        a.share_name = bad;
+        EXPECT_EQ(locus_heap_create(&a, nullptr, &h2), LOCUS_ERR_INVALID) << bad;
+        EXPECT_TRUE(has(locus_last_error(), "[A-Za-z0-9_.-]")) << locus_last_error();
+    }
+    EXPECT_EQ(locus_heap_attach(nullptr, 1, &b), LOCUS_ERR_INVALID);
+    EXPECT_EQ(locus_heap_attach(path.c_str(), 0, &b), LOCUS_ERR_INVALID);
+}
+
+TEST_F(HeapShare, AutoPagesFollowShmemEnabled)
+{
+    FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/shmem_enabled", "r");
+    char line[256] = "";
+    if (f) {
+        if (!fgets(line, sizeof line, f))
+            line[0] = 0;
+        fclose(f);
+    }
+    bool never = !f || has(line, "[never]") || has(line, "[deny]");
+    a.pages = LOCUS_PAGES_AUTO;
+    a.size = 8 * MiB;
+    locus_heap_t *h;
+    ASSERT_EQ(locus_heap_create(&a, nullptr, &h), LOCUS_OK) << locus_last_error();
+    locus_heap_stats_t s;
+    ASSERT_EQ(locus_heap_stats(h, &s), LOCUS_OK);
+    if (s.pages == LOCUS_PAGES_4K && never)
+        EXPECT_TRUE(has(s.notes, "shmem_enabled")) << s.notes;
+    else
+        EXPECT_NE(s.pages, LOCUS_PAGES_AUTO);
+    locus_heap_destroy(h);
+    if (never) {
+        a.pages = LOCUS_PAGES_THP;
+        EXPECT_EQ(locus_heap_create(&a, nullptr, &h), LOCUS_ERR_UNSUPPORTED);
+        EXPECT_TRUE(has(locus_last_error(), "shmem_enabled")) << locus_last_error();
+        EXPECT_FALSE(exists(path));
+    }
+}
+
+TEST_F(HeapShare, FirstTouchSharedHeapIsAllocatedAtCreate)
+{
+    a.policy = LOCUS_HEAP_FIRSTTOUCH;
+    locus_heap_t *h;
+    ASSERT_EQ(locus_heap_create(&a, nullptr, &h), LOCUS_OK) << locus_last_error();
+    struct stat sb;
+    ASSERT_EQ(stat(path.c_str(), &sb), 0);
+    EXPECT_EQ((uint64_t)sb.st_blocks * 512, 16 * MiB) << "posix_fallocate reserved the object";
+    locus_heap_stats_t s;
+    ASSERT_EQ(locus_heap_stats(h, &s), LOCUS_OK);
+    EXPECT_TRUE(has(s.notes, "posix_fallocate")) << s.notes;
+    locus_heap_destroy(h);
+}
+
+// A /dev/shm smaller than the heap (a container's 64 MiB default) fails at
+// create, naming the file system, and leaves nothing behind. Needs a private
+// mount namespace (root or user namespaces); skipped otherwise.
+TEST_F(HeapShare, SmallDevShmFailsAtCreate)
+{
+    int fds[2];
+    ASSERT_EQ(pipe(fds), 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fds[0]);
+        char msg[600] = "";
+        int code = 77;
+        if (unshare(CLONE_NEWNS) == 0 && mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) == 0 &&
+            mount("tmpfs", "/dev/shm", "tmpfs", 0, "size=4M") == 0) {
+            locus_heap_t *h = nullptr;
+            locus_status_t st = locus_heap_create(&a, nullptr, &h);
+            snprintf(msg, sizeof msg, "%d|%s", (int)st, locus_last_error());
+            code = st == LOCUS_ERR_NO_MEMORY && !h && !exists(path) ? 0 : 1;
+        }
+        if (write(fds[1], msg, strlen(msg)) < 0)
+            code = 2;
+        _exit(code);
+    }
+    close(fds[1]);
+    char buf[600] = "";
+    ssize_t n = read(fds[0], buf, sizeof buf - 1);
+    buf[n > 0 ? n : 0] = 0;
+    close(fds[0]);
+    int ws;
+    ASSERT_EQ(waitpid(pid, &ws, 0), pid);
+    ASSERT_TRUE(WIFEXITED(ws));
+    if (WEXITSTATUS(ws) == 77)
+        GTEST_SKIP() << "no private mount namespace here";
+    EXPECT_EQ(WEXITSTATUS(ws), 0) << buf;
+    EXPECT_TRUE(has(buf, "/dev/shm has only")) << buf;
+}

@@ -1,0 +1,387 @@
+// The rma layer on this host: attributes, a singleton job (self path, every
+// bad input refused before anything is posted, regions), and forked jobs of
+// 3 processes joined through a launcher hub (mapped peers, load/store through
+// locus_rma_ptr, atomics from all, no /dev/shm name left once init returned,
+// a failure on one process failing every process's init with its rank named).
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <dirent.h>
+#include <string>
+#include <sys/mman.h>
+
+#include "boot_procs.h"
+
+extern "C" {
+#include <locus/rma.h>
+}
+
+using namespace boottest;
+
+static bool has(const char *hay, const char *needle) { return std::strstr(hay, needle) != nullptr; }
+
+// Shared-memory names of a job left in /dev/shm.
+static int shm_names(const char *job)
+{
+    std::string prefix = "locus-" + std::to_string(getuid()) + "-" + job + "-";
+    int n = 0;
+    DIR *d = opendir("/dev/shm");
+    for (dirent *e; d && (e = readdir(d));)
+        n += !strncmp(e->d_name, prefix.c_str(), prefix.size());
+    if (d)
+        closedir(d);
+    return n;
+}
+
+static void clear_env()
+{
+    for (const char *v : {"LOCUS_RMA_HEAP_SIZE", "LOCUS_RMA_REG", "LOCUS_RMA_ONNODE", "LOCUS_HEAP_PAGES",
+                          "LOCUS_BOOT", "LOCUS_RANK", "LOCUS_SIZE"})
+        unsetenv(v);
+}
+
+TEST(RmaAttr, DefaultsEnvironmentAndGarbage)
+{
+    clear_env();
+    locus_rma_attr_t a;
+    locus_rma_attr_init(&a);
+    EXPECT_EQ(a.heap_size, 256ull << 20);
+    EXPECT_EQ(a.reg, LOCUS_RMA_REG_CACHE);
+    EXPECT_FALSE(a.nic_only);
+    EXPECT_EQ(a.boot, nullptr);
+    setenv("LOCUS_RMA_HEAP_SIZE", "32M", 1);
+    setenv("LOCUS_RMA_REG", "none", 1);
+    setenv("LOCUS_RMA_ONNODE", "nic", 1);
+    ASSERT_EQ(locus_rma_attr_from_env(&a), LOCUS_OK) << locus_last_error();
+    EXPECT_EQ(a.heap_size, 32ull << 20);
+    EXPECT_EQ(a.reg, LOCUS_RMA_REG_NONE);
+    EXPECT_TRUE(a.nic_only);
+    locus_rma_attr_t before = a;
+    setenv("LOCUS_RMA_REG", "sometimes", 1);
+    EXPECT_EQ(locus_rma_attr_from_env(&a), LOCUS_ERR_INVALID);
+    EXPECT_TRUE(has(locus_last_error(), "LOCUS_RMA_REG")) << locus_last_error();
+    EXPECT_EQ(memcmp(&a, &before, sizeof a), 0) << "all or nothing";
+    setenv("LOCUS_RMA_REG", "static", 1);
+    setenv("LOCUS_HEAP_PAGES", "tiny", 1);
+    EXPECT_EQ(locus_rma_attr_from_env(&a), LOCUS_ERR_INVALID);
+    EXPECT_TRUE(has(locus_last_error(), "LOCUS_HEAP_PAGES")) << locus_last_error();
+    EXPECT_EQ(a.reg, LOCUS_RMA_REG_NONE) << "a bad heap variable leaves the rma fields too";
+    clear_env();
+    a.heap_size = 100;
+    locus_rma_t *r = reinterpret_cast<locus_rma_t *>(0x1);
+    EXPECT_EQ(locus_rma_init(&a, &r), LOCUS_ERR_RANGE);
+    EXPECT_TRUE(has(locus_last_error(), "heap_size 100")) << locus_last_error();
+    EXPECT_EQ(r, reinterpret_cast<locus_rma_t *>(0x1));
+    EXPECT_EQ(locus_rma_init(&a, nullptr), LOCUS_ERR_INVALID);
+}
+
+class RmaSolo : public ::testing::Test {
+protected:
+    void SetUp() override
+    {
+        clear_env();
+        setenv("LOCUS_BOOT", "singleton", 1);
+        locus_rma_attr_t a;
+        locus_rma_attr_init(&a);
+        a.heap_size = 8 << 20;
+        ASSERT_EQ(locus_rma_init(&a, &r), LOCUS_OK) << locus_last_error();
+        heap = static_cast<char *>(locus_rma_heap_base(r));
+        size = locus_rma_heap_size(r);
+    }
+    void TearDown() override
+    {
+        if (r) {
+            EXPECT_EQ(locus_rma_fini(r), LOCUS_OK) << locus_last_error();
+        }
+        clear_env();
+    }
+    locus_rma_t *r = nullptr;
+    char *heap = nullptr;
+    uint64_t size = 0;
+};
+
+TEST_F(RmaSolo, SelfPathPutGetAtomicsAndQueries)
+{
+    EXPECT_EQ(locus_rma_rank(r), 0);
+    EXPECT_EQ(locus_rma_size(r), 1);
+    EXPECT_GE(size, 8u << 20);
+    EXPECT_TRUE(locus_rma_is_local(r, 0));
+    EXPECT_FALSE(locus_rma_is_local(r, 1));
+    EXPECT_TRUE(has(locus_rma_notes(r), "private")) << locus_rma_notes(r);
+    EXPECT_EQ(locus_rma_ptr(r, 0, heap + 100), heap + 100);
+    EXPECT_EQ(locus_rma_ptr(r, 1, heap), nullptr);
+    EXPECT_EQ(locus_rma_ptr(r, 0, &size), nullptr) << "not symmetric";
+    std::string msg(100000, 'x');
+    for (size_t i = 0; i < msg.size(); i++)
+        msg[i] = static_cast<char>(i * 7);
+    ASSERT_EQ(locus_rma_put(r, 0, heap + 4096 + 3, msg.data(), msg.size()), LOCUS_OK);
+    EXPECT_EQ(memcmp(heap + 4096 + 3, msg.data(), msg.size()), 0);
+    std::string back(msg.size(), 0);
+    ASSERT_EQ(locus_rma_get_nbi(r, 0, &back[0], heap + 4096 + 3, back.size()), LOCUS_OK);
+    ASSERT_EQ(locus_rma_flush(r, 0), LOCUS_OK);
+    EXPECT_EQ(back, msg);
+    // a put to self over its own source moves like memmove
+    ASSERT_EQ(locus_rma_put(r, 0, heap + 4096 + 10, heap + 4096 + 3, 1000), LOCUS_OK);
+    EXPECT_EQ(memcmp(heap + 4096 + 10, msg.data(), 1000), 0);
+    uint64_t *w = reinterpret_cast<uint64_t *>(heap + 64), old = 0;
+    *w = 5;
+    EXPECT_EQ(locus_rma_fetch_add(r, 0, w, 10, &old), LOCUS_OK);
+    EXPECT_EQ(old, 5u);
+    EXPECT_EQ(locus_rma_cswap(r, 0, w, 15, 99, &old), LOCUS_OK);
+    EXPECT_EQ(old, 15u);
+    EXPECT_EQ(locus_rma_cswap(r, 0, w, 15, 7, &old), LOCUS_OK);
+    EXPECT_EQ(old, 99u);
+    EXPECT_EQ(*w, 99u) << "a failed compare leaves the word";
+    EXPECT_EQ(locus_rma_swap(r, 0, w, 1, &old), LOCUS_OK);
+    EXPECT_EQ(old, 99u);
+    EXPECT_EQ(locus_rma_amo(r, 0, LOCUS_RMA_AMO_ADD, reinterpret_cast<char *>(w) + 4, 4, 0xffffffffu, 0, &old),
+              LOCUS_OK);
+    EXPECT_EQ(old, 0u);
+    EXPECT_EQ(*w, 0xffffffff00000001ull) << "the upper 32-bit half only";
+    EXPECT_EQ(locus_rma_amo(r, 0, LOCUS_RMA_AMO_XOR, w, 8, 3, 0, nullptr), LOCUS_OK);
+    EXPECT_EQ(locus_rma_amo(r, 0, LOCUS_RMA_AMO_FETCH, w, 8, 0, 0, &old), LOCUS_OK);
+    EXPECT_EQ(old, 0xffffffff00000002ull);
+    EXPECT_EQ(locus_rma_barrier(r), LOCUS_OK);
+    EXPECT_EQ(locus_rma_fence(r), LOCUS_OK);
+    EXPECT_EQ(locus_rma_progress(r), LOCUS_OK);
+    locus_rma_stats_t s;
+    ASSERT_EQ(locus_rma_stats(r, &s), LOCUS_OK);
+    EXPECT_EQ(s.puts_local, 2u);
+    EXPECT_EQ(s.gets_local, 1u);
+    EXPECT_EQ(s.amos_cpu, 7u);
+    EXPECT_EQ(s.puts_nic + s.gets_nic + s.amos_nic, 0u);
+}
+
+TEST_F(RmaSolo, BadInputIsRefusedBeforeAnythingIsPosted)
+{
+    char buf[64] = {0};
+    uint64_t old;
+    locus_rma_stats_t s0, s1;
+    ASSERT_EQ(locus_rma_stats(r, &s0), LOCUS_OK);
+    EXPECT_EQ(locus_rma_put(r, 1, heap, buf, 8), LOCUS_ERR_RANGE);
+    EXPECT_TRUE(has(locus_last_error(), "rank 1 out of range: expected 0..0")) << locus_last_error();
+    EXPECT_EQ(locus_rma_get(r, -3, buf, heap, 8), LOCUS_ERR_RANGE);
+    EXPECT_EQ(locus_rma_put_nbi(r, 0, heap + size - 4, buf, 8), LOCUS_ERR_RANGE);
+    EXPECT_TRUE(has(locus_last_error(), "runs past the end")) << locus_last_error();
+    EXPECT_EQ(locus_rma_get(r, 0, buf, heap + size, 1), LOCUS_ERR_INVALID) << "one past the end is not symmetric";
+    EXPECT_EQ(locus_rma_put(r, 0, buf, heap, 8), LOCUS_ERR_INVALID);
+    EXPECT_TRUE(has(locus_last_error(), "not symmetric")) << locus_last_error();
+    EXPECT_EQ(locus_rma_put(r, 0, heap, nullptr, 8), LOCUS_ERR_INVALID);
+    EXPECT_EQ(locus_rma_put(r, 0, heap, nullptr, 0), LOCUS_OK) << "zero length: a no-op";
+    EXPECT_EQ(locus_rma_get(r, 0, nullptr, nullptr, 0), LOCUS_OK);
+    EXPECT_EQ(locus_rma_fetch_add(r, 0, reinterpret_cast<uint64_t *>(heap + 4), 1, &old), LOCUS_ERR_INVALID);
+    EXPECT_TRUE(has(locus_last_error(), "not 8-byte aligned")) << locus_last_error();
+    EXPECT_EQ(locus_rma_amo(r, 0, LOCUS_RMA_AMO_ADD, heap + 2, 4, 1, 0, nullptr), LOCUS_ERR_INVALID);
+    EXPECT_EQ(locus_rma_amo(r, 0, LOCUS_RMA_AMO_ADD, heap, 3, 1, 0, nullptr), LOCUS_ERR_INVALID);
+    EXPECT_TRUE(has(locus_last_error(), "expected 4 or 8")) << locus_last_error();
+    EXPECT_EQ(locus_rma_amo(r, 0, static_cast<locus_rma_amo_op_t>(42), heap, 8, 1, 0, &old), LOCUS_ERR_INVALID);
+    EXPECT_EQ(locus_rma_amo(r, 0, LOCUS_RMA_AMO_SWAP, heap, 8, 1, 0, nullptr), LOCUS_ERR_INVALID);
+    EXPECT_TRUE(has(locus_last_error(), "fetched NULL")) << locus_last_error();
+    EXPECT_EQ(locus_rma_cswap(r, 0, reinterpret_cast<uint64_t *>(heap + size - 4), 0, 1, &old),
+              LOCUS_ERR_RANGE);
+    EXPECT_EQ(locus_rma_flush(r, 5), LOCUS_ERR_RANGE);
+    EXPECT_EQ(locus_rma_put(nullptr, 0, heap, buf, 8), LOCUS_ERR_INVALID);
+    ASSERT_EQ(locus_rma_stats(r, &s1), LOCUS_OK);
+    EXPECT_EQ(memcmp(&s0, &s1, sizeof s0), 0) << "a refused call changed the counters";
+}
+
+TEST_F(RmaSolo, AddedRegionsReachSelfAndRefuseAtomics)
+{
+    static char data[8192];
+    int id = -1;
+    ASSERT_EQ(locus_rma_region_add(r, data, sizeof data, &id), LOCUS_OK) << locus_last_error();
+    EXPECT_EQ(id, 0);
+    const char msg[] = "symmetric global";
+    ASSERT_EQ(locus_rma_put(r, 0, data + 100, msg, sizeof msg), LOCUS_OK) << locus_last_error();
+    EXPECT_STREQ(data + 100, msg);
+    char back[sizeof msg];
+    ASSERT_EQ(locus_rma_get(r, 0, back, data + 100, sizeof back), LOCUS_OK);
+    EXPECT_STREQ(back, msg);
+    EXPECT_EQ(locus_rma_ptr(r, 0, data + 5), data + 5);
+    EXPECT_EQ(locus_rma_put(r, 0, data + 8190, msg, 4), LOCUS_ERR_RANGE);
+    uint64_t old;
+    EXPECT_EQ(locus_rma_fetch_add(r, 0, reinterpret_cast<uint64_t *>(data), 1, &old), LOCUS_ERR_UNSUPPORTED);
+    EXPECT_EQ(locus_rma_region_add(r, nullptr, 8, &id), LOCUS_ERR_INVALID);
+}
+
+// ---------- forked jobs through a launcher hub ----------
+
+namespace {
+
+struct Job {
+    locus_boot_hub_t *hub = nullptr;
+    std::string addr, job;
+    explicit Job(int n)
+    {
+        EXPECT_EQ(locus_boot_hub_create("127.0.0.1:0", n, nullptr, "test-rma", 20, &hub), LOCUS_OK);
+        addr = std::string(locus_boot_hub_address(hub)).substr(4);
+        job = locus_boot_hub_job(hub);
+    }
+    ~Job() { locus_boot_hub_destroy(hub); }
+};
+
+// Init (attr tweaked by `tweak` for this rank), then body; records the first failure.
+int rank_main(const Job &j, int rank, int n, RankOut &o, const std::function<void(locus_rma_attr_t &)> &tweak,
+              const std::function<int(locus_rma_t *)> &body)
+{
+    clear_env();
+    locus_boot_t *b;
+    auto ba = tcp_attr(j.addr, rank, n);
+    locus_status_t st = locus_boot_init(&ba, &b);
+    if (st) {
+        record(o, st);
+        return 2;
+    }
+    locus_rma_attr_t a;
+    locus_rma_attr_init(&a);
+    a.heap_size = 8 << 20;
+    a.boot = b;
+    if (tweak)
+        tweak(a);
+    locus_rma_t *r;
+    if ((st = locus_rma_init(&a, &r))) {
+        record(o, st);
+        locus_boot_fini(b);
+        return 3;
+    }
+    int rc = body(r);
+    if ((st = locus_rma_fini(r)) && !rc) {
+        record(o, st);
+        rc = 4;
+    }
+    locus_boot_fini(b);
+    return rc;
+}
+
+} // namespace
+
+TEST(RmaJob, MappedPeersLoadStoreAtomicsAndNoNameLeft)
+{
+    const int n = 3;
+    Shared s(n);
+    Job j(n);
+    auto codes = run_ranks(
+        n,
+        [&](int rank) {
+            return rank_main(j, rank, n, s[rank], nullptr, [&](locus_rma_t *r) {
+                RankOut &o = s[rank];
+                if (shm_names(j.job.c_str()) != 0) // every name unlinked before init returned
+                    return 10;
+                char *heap = static_cast<char *>(locus_rma_heap_base(r));
+                for (int q = 0; q < n; q++) {
+                    if (!locus_rma_is_local(r, q))
+                        return 11;
+                    char *p = static_cast<char *>(locus_rma_ptr(r, q, heap + 1000 + 8 * rank));
+                    if (!p || (q != rank && p == heap + 1000 + 8 * rank))
+                        return 12;
+                    *reinterpret_cast<uint64_t *>(p) = 1000u * (unsigned)rank + (unsigned)q; // a plain store
+                }
+                uint64_t *ctr = reinterpret_cast<uint64_t *>(heap + 64);
+                for (int i = 0; i < 300; i++)
+                    if (locus_rma_fetch_add(r, i % n, ctr, 1, nullptr) ||
+                        locus_rma_amo(r, i % n, LOCUS_RMA_AMO_ADD, heap + 72, 4, 2, 0, nullptr))
+                        return 13;
+                if (locus_rma_barrier(r))
+                    return 14;
+                for (int q = 0; q < n; q++)
+                    if (*reinterpret_cast<uint64_t *>(heap + 1000 + 8 * q) != 1000u * (unsigned)q + (unsigned)rank)
+                        return 15;
+                static uint64_t global[64]; // a "symmetric global": same length, its own address
+                int id;
+                if (locus_rma_region_add(r, global, sizeof global, &id))
+                    return 17;
+                uint64_t v = 77u + (unsigned)rank;
+                if (locus_rma_put(r, (rank + 1) % n, &global[rank], &v, 8)) // CMA to the next rank
+                    return 18;
+                if (locus_rma_barrier(r) || global[(rank + n - 1) % n] != 77u + (unsigned)((rank + n - 1) % n))
+                    return 19;
+                uint64_t want = 300u / n * n;
+                o.t_mark = (double)*ctr;
+                return *ctr == want && *reinterpret_cast<uint32_t *>(heap + 72) == 2 * want ? 0 : 16;
+            });
+        },
+        {}, j.hub);
+    for (int r = 0; r < n; r++)
+        EXPECT_EQ(codes[r], 0) << "rank " << r << ": " << s[r].msg << " (counter " << s[r].t_mark << ")";
+    EXPECT_EQ(shm_names(j.job.c_str()), 0);
+}
+
+// One process cannot have its heap: every process's init fails naming it,
+// nothing is left.
+TEST(RmaJob, OneFailingHeapFailsEveryInitNamingTheRank)
+{
+    const int n = 3;
+    Shared s(n);
+    Job j(n);
+    auto codes = run_ranks(
+        n,
+        [&](int rank) {
+            return rank_main(
+                j, rank, n, s[rank],
+                [&](locus_rma_attr_t &a) {
+                    if (rank == 1)
+                        a.heap.pages = LOCUS_PAGES_HUGE1G; // no 1 GiB pool here
+                },
+                [](locus_rma_t *) { return 0; });
+        },
+        {}, j.hub);
+    for (int r = 0; r < n; r++) {
+        EXPECT_EQ(codes[r], 3) << "rank " << r << ": " << s[r].msg;
+        EXPECT_TRUE(has(s[r].msg, "rank 1: pages huge1g")) << s[r].msg;
+    }
+    EXPECT_EQ(shm_names(j.job.c_str()), 0);
+}
+
+TEST(RmaJob, DifferentHeapSizesAreRefused)
+{
+    const int n = 2;
+    Shared s(n);
+    Job j(n);
+    auto codes = run_ranks(
+        n,
+        [&](int rank) {
+            return rank_main(
+                j, rank, n, s[rank], [&](locus_rma_attr_t &a) { a.heap_size = rank ? 16 << 20 : 8 << 20; },
+                [](locus_rma_t *) { return 0; });
+        },
+        {}, j.hub);
+    for (int r = 0; r < n; r++) {
+        EXPECT_EQ(codes[r], 3) << "rank " << r << ": " << s[r].msg;
+        EXPECT_TRUE(has(s[r].msg, "LOCUS_RMA_HEAP_SIZE must be the same everywhere")) << s[r].msg;
+    }
+    EXPECT_EQ(shm_names(j.job.c_str()), 0);
+}
+
+// A process of the node that dies while another waits in a barrier: the
+// waiter fails within 2 s, naming it.
+TEST(RmaJob, DeadPeerEndsABarrierWithinTwoSeconds)
+{
+    const int n = 2;
+    Shared s(n);
+    Job j(n);
+    auto codes = run_ranks(
+        n,
+        [&](int rank) {
+            return rank_main(j, rank, n, s[rank], nullptr, [&](locus_rma_t *r) {
+                if (locus_rma_barrier(r))
+                    return 20;
+                if (rank == 1) {
+                    usleep(200000);
+                    _exit(0);
+                }
+                double t0 = lc_now_s();
+                locus_status_t st = locus_rma_barrier(r);
+                record(s[rank], st);
+                s[rank].t_mark = lc_now_s() - t0;
+                return st == LOCUS_ERR_PEER_FAILED ? 0 : 21;
+            });
+        },
+        {}, j.hub);
+    EXPECT_EQ(codes[1], 0);
+    EXPECT_TRUE(codes[0] == 0 || codes[0] == 4) << s[0].msg; // fini reports the failure too
+    EXPECT_TRUE(has(s[0].msg, "rank 1")) << s[0].msg;
+    EXPECT_LT(s[0].t_mark, 2.0);
+    EXPECT_EQ(shm_names(j.job.c_str()), 0);
+}
