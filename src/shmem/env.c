@@ -1,0 +1,103 @@
+/* The spec's environment variables (content/environment_variables.tex) and
+ * their pre-1.4 SMA_* spellings (SHMEM_* wins): SHMEM_SYMMETRIC_SIZE (the
+ * heap per PE -> locus rma's heap size), SHMEM_INFO (print what the library
+ * reads at start-up), SHMEM_VERSION (print the library version), SHMEM_DEBUG
+ * (extra checks and notes). Everything else is locus's own LOCUS_* tunables
+ * (locus config). */
+#include "shmem/shmem_internal.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static const char *getenv2(const char *name, const char *old, const char **used)
+{
+    const char *v = getenv(name);
+    *used = name;
+    if (!v) {
+        v = getenv(old);
+        *used = old;
+    }
+    return v;
+}
+
+/* "<number>[kKmMgGtT]..." : a decimal number (a fraction is allowed), one
+ * optional binary multiplier; what follows the multiplier is ignored. */
+bool lshm_parse_symmetric_size(const char *text, uint64_t *out)
+{
+    if (!text)
+        return false;
+    while (isspace((unsigned char)*text))
+        text++;
+    if (!isdigit((unsigned char)*text) && *text != '.')
+        return false;
+    char *end;
+    double v = strtod(text, &end);
+    if (end == text || !(v > 0) || !isfinite(v))
+        return false;
+    double mul = 1;
+    switch (*end) {
+    case 'k': case 'K': mul = 1024.0; break;
+    case 'm': case 'M': mul = 1024.0 * 1024; break;
+    case 'g': case 'G': mul = 1024.0 * 1024 * 1024; break;
+    case 't': case 'T': mul = 1024.0 * 1024 * 1024 * 1024; break;
+    case '\0': break;
+    default:
+        if (!isspace((unsigned char)*end))
+            return false;
+    }
+    double bytes = ceil(v * mul);
+    if (bytes < 1 || bytes > 9.0e18)
+        return false;
+    *out = (uint64_t)bytes;
+    return true;
+}
+
+int lshm_env_read(lshm_env_t *env, char *err, size_t errlen)
+{
+    memset(env, 0, sizeof *env);
+    const char *used;
+    const char *v = getenv2("SHMEM_SYMMETRIC_SIZE", "SMA_SYMMETRIC_SIZE", &used);
+    if (v) {
+        if (!lshm_parse_symmetric_size(v, &env->heap_size)) {
+            snprintf(err, errlen, "%s='%s': expected a size such as 512M, 1.5G, 65536 (a number with an "
+                     "optional k, m, g or t binary multiplier)", used, v);
+            return -1;
+        }
+        env->heap_var = used;
+    }
+    env->info = getenv2("SHMEM_INFO", "SMA_INFO", &used) != NULL;
+    env->version = getenv2("SHMEM_VERSION", "SMA_VERSION", &used) != NULL;
+    env->debug = getenv2("SHMEM_DEBUG", "SMA_DEBUG", &used) != NULL;
+    return 0;
+}
+
+void lshm_print_info(const lshm_env_t *env)
+{
+    char b[32];
+    if (env->version || env->info)
+        printf("%s, OpenSHMEM %d.%d\n", SHMEM_VENDOR_STRING, SHMEM_MAJOR_VERSION, SHMEM_MINOR_VERSION);
+    if (!env->info) {
+        fflush(stdout);
+        return;
+    }
+    printf("OpenSHMEM environment variables (SMA_* spellings are read when SHMEM_* is unset):\n"
+           "  SHMEM_SYMMETRIC_SIZE  symmetric heap per PE, e.g. 512M, 1.5G (now %s%s%s)\n"
+           "  SHMEM_INFO            print this at start-up (set)\n"
+           "  SHMEM_VERSION         print the library version at start-up (%s)\n"
+           "  SHMEM_DEBUG           check that collective calls agree, report choices (%s)\n"
+           "locus tunables used here (locus config lists them all): LOCUS_RMA_HEAP_SIZE (the heap when\n"
+           "SHMEM_SYMMETRIC_SIZE is unset), LOCUS_RMA_REG, LOCUS_RMA_ONNODE, LOCUS_HEAP_* (placement,\n"
+           "pages, fault-in), LOCUS_BOOT (launcher).\n",
+           locus_format_size(locus_rma_heap_size(lshm.rma) - lshm.reserve, b, sizeof b),
+           env->heap_var ? " from " : " (default)", env->heap_var ? env->heap_var : "",
+           env->version ? "set" : "unset", env->debug ? "set" : "unset");
+    const char *notes = locus_rma_notes(lshm.rma);
+    if (notes && *notes)
+        printf("locus rma: %s%s", notes, notes[strlen(notes) - 1] == '\n' ? "" : "\n");
+    printf("atomics: by the %s; %d PE%s, %s\n", lshm.cpu_amo ? "CPU (job on one node)" : "NIC (job spans nodes)",
+           lshm.npes, lshm.npes == 1 ? "" : "s",
+           lshm.reg[LSHM_DATA].len ? "globals and statics symmetric" : "no symmetric data segment");
+    fflush(stdout);
+}
