@@ -17,7 +17,10 @@ void lshm_fatal(const char *call, const char *fmt, ...)
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     char line[1024];
-    snprintf(line, sizeof line, "locus shmem: PE %d: %s: %s", lshm.me, call, msg);
+    if (lshm.me >= 0 && lshm.init_count > 0)
+        snprintf(line, sizeof line, "locus shmem: PE %d: %s: %s", lshm.me, call, msg);
+    else
+        snprintf(line, sizeof line, "locus shmem: %s: %s", call, msg);
     fflush(NULL); /* what the program printed so far is kept */
     fprintf(stderr, "%s\n", line);
     fflush(stderr);
@@ -35,6 +38,6 @@ void lshm_fatal_status(const char *call, locus_status_t st, const char *what)
 void lshm_require_init(const char *call)
 {
     if (lshm.init_count <= 0)
-        lshm_fatal(call, "called %s: call shmem_init first",
-                   lshm.finalized ? "after shmem_finalize" : "before shmem_init");
+        lshm_fatal(call, "%s", lshm.finalized ? "called after shmem_finalize: the library is shut down"
+                                              : "called before shmem_init: call shmem_init first");
 }

@@ -169,7 +169,9 @@ LSHM_DEF(void, shmem_finalize, (void))
     lshm_globals_fini();
     locus_status_t st = locus_rma_fini(lshm.rma);
     lshm.rma = NULL;
-    if (st)
+    /* every PE passed the sync above: a peer that is gone by now finished
+     * (locus rma's fini barrier can see an early finisher exit) */
+    if (st && (st != LOCUS_ERR_PEER_FAILED || lshm.debug))
         fprintf(stderr, "locus shmem: PE %d: shmem_finalize: %s\n", lshm.me, locus_last_error());
     locus_boot_fini(lshm.boot);
     lshm.boot = NULL;
@@ -181,6 +183,7 @@ LSHM_DEF(void, shmem_finalize, (void))
     free(lshm.consumed);
     lshm.sent = lshm.consumed = NULL;
     memset(lshm.reg, 0, sizeof lshm.reg);
+    lshm.npes = 0; /* every later call fails its PE check and says why */
     lshm.finalized = true;
 }
 

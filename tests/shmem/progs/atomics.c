@@ -34,7 +34,7 @@ static long long sums[T_MAXPE];
             if (k && !(v > prev))                                                           \
                 mono = 0;                                                                   \
             prev = v;                                                                       \
-            if ((long long)v >= 0 && (long long)v < K * npes)                               \
+            if ((unsigned long long)(long long)v < (unsigned long long)(K * npes))           \
                 shmem_char_p(&seen[(long long)v], 1, 0);                                    \
         }                                                                                   \
         CHECK(mono, #NAME " fetch_inc values not increasing");                              \
