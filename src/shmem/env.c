@@ -6,8 +6,6 @@
  * (locus config). */
 #include "shmem/shmem_internal.h"
 
-#include <ctype.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -20,38 +18,6 @@ static const char *getenv2(const char *name, const char *old, const char **used)
         *used = old;
     }
     return v;
-}
-
-/* "<number>[kKmMgGtT]..." : a decimal number (a fraction is allowed), one
- * optional binary multiplier; what follows the multiplier is ignored. */
-bool lshm_parse_symmetric_size(const char *text, uint64_t *out)
-{
-    if (!text)
-        return false;
-    while (isspace((unsigned char)*text))
-        text++;
-    if (!isdigit((unsigned char)*text) && *text != '.')
-        return false;
-    char *end;
-    double v = strtod(text, &end);
-    if (end == text || !(v > 0) || !isfinite(v))
-        return false;
-    double mul = 1;
-    switch (*end) {
-    case 'k': case 'K': mul = 1024.0; break;
-    case 'm': case 'M': mul = 1024.0 * 1024; break;
-    case 'g': case 'G': mul = 1024.0 * 1024 * 1024; break;
-    case 't': case 'T': mul = 1024.0 * 1024 * 1024 * 1024; break;
-    case '\0': break;
-    default:
-        if (!isspace((unsigned char)*end))
-            return false;
-    }
-    double bytes = ceil(v * mul);
-    if (bytes < 1 || bytes > 9.0e18)
-        return false;
-    *out = (uint64_t)bytes;
-    return true;
 }
 
 int lshm_env_read(lshm_env_t *env, char *err, size_t errlen)
@@ -90,7 +56,7 @@ void lshm_print_info(const lshm_env_t *env)
            "locus tunables used here (locus config lists them all): LOCUS_RMA_HEAP_SIZE (the heap when\n"
            "SHMEM_SYMMETRIC_SIZE is unset), LOCUS_RMA_REG, LOCUS_RMA_ONNODE, LOCUS_HEAP_* (placement,\n"
            "pages, fault-in), LOCUS_BOOT (launcher).\n",
-           locus_format_size(locus_rma_heap_size(lshm.rma) - lshm.reserve, b, sizeof b),
+           locus_format_size(lshm.reg[LSHM_HEAP].len - lshm.reserve, b, sizeof b),
            env->heap_var ? " from " : " (default)", env->heap_var ? env->heap_var : "",
            env->version ? "set" : "unset", env->debug ? "set" : "unset");
     const char *notes = locus_rma_notes(lshm.rma);

@@ -45,3 +45,10 @@ if(BUILD_TESTING)
     ${CMAKE_COMMAND} ${CMAKE_BINARY_DIR} ${CMAKE_SOURCE_DIR}/tests/shmem/progs/setup.c)
   set_tests_properties(shmem_install_prefix PROPERTIES LABELS "shmem;multiprocess" TIMEOUT 600)
 endif()
+
+# Unit tests (tests/unit/test_shmem*.cc) link the parts that stand alone:
+# the allocator and the size parser.
+add_library(locus_shmem_units STATIC ${CMAKE_SOURCE_DIR}/src/shmem/alloc.c ${CMAKE_SOURCE_DIR}/src/shmem/size.c)
+target_include_directories(locus_shmem_units PRIVATE ${CMAKE_SOURCE_DIR}/include ${CMAKE_SOURCE_DIR}/src)
+target_link_libraries(locus_shmem_units PRIVATE locus m)
+set(LOCUS_TEST_LIBS_shmem locus_shmem_units m)

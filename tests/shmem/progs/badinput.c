@@ -19,6 +19,8 @@ int main(int argc, char **argv)
     }
     shmem_init();
     int me = shmem_my_pe(), npes = shmem_n_pes();
+    if (!strcmp(what, "malloc-mismatch")) /* run with SHMEM_DEBUG set */
+        (void)shmem_malloc(me == npes - 1 ? 128 : 64);
     long *heap = shmem_malloc(64);
     long stack_word = 0;
     shmem_barrier_all();
