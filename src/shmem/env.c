@@ -41,15 +41,18 @@ int lshm_env_read(lshm_env_t *env, char *err, size_t errlen)
 
 void lshm_print_info(const lshm_env_t *env)
 {
-    char b[32];
+    char b[32], c[32];
     if (env->version || env->info)
         printf("%s, OpenSHMEM %d.%d\n", SHMEM_VENDOR_STRING, SHMEM_MAJOR_VERSION, SHMEM_MINOR_VERSION);
     if (!env->info) {
         fflush(stdout);
         return;
     }
+    char asked[96] = "locus's default, LOCUS_RMA_HEAP_SIZE";
+    if (env->heap_var)
+        snprintf(asked, sizeof asked, "asked %s from %s", locus_format_size(env->heap_size, c, sizeof c), env->heap_var);
     printf("OpenSHMEM environment variables (SMA_* spellings are read when SHMEM_* is unset):\n"
-           "  SHMEM_SYMMETRIC_SIZE  symmetric heap per PE, e.g. 512M, 1.5G (now %s%s%s)\n"
+           "  SHMEM_SYMMETRIC_SIZE  symmetric heap per PE, e.g. 512M, 1.5G (now %s usable; %s)\n"
            "  SHMEM_INFO            print this at start-up (set)\n"
            "  SHMEM_VERSION         print the library version at start-up (%s)\n"
            "  SHMEM_DEBUG           check that collective calls agree, report choices (%s)\n"
@@ -57,7 +60,7 @@ void lshm_print_info(const lshm_env_t *env)
            "SHMEM_SYMMETRIC_SIZE is unset), LOCUS_RMA_REG, LOCUS_RMA_ONNODE, LOCUS_HEAP_* (placement,\n"
            "pages, fault-in), LOCUS_BOOT (launcher).\n",
            locus_format_size(lshm.reg[LSHM_HEAP].len - lshm.reserve, b, sizeof b),
-           env->heap_var ? " from " : " (default)", env->heap_var ? env->heap_var : "",
+           asked,
            env->version ? "set" : "unset", env->debug ? "set" : "unset");
     const char *notes = locus_rma_notes(lshm.rma);
     if (notes && *notes)
