@@ -47,7 +47,7 @@
  * within 2 s; later operations to it, flush_all and barrier fail at once.
  * Copies into a mapped heap cannot fail, so a dead process of this node is
  * found by flush, flush_all, barrier and progress (each checks at most every
- * 100 ms). Nothing hangs: a call that waits only on memory (barrier) probes
+ * 250 ms). Nothing hangs: a call that waits only on memory (barrier) probes
  * the peers meanwhile. Nothing is leaked: the shared-memory names are
  * removed before init returns; fini (also after a failure) deregisters,
  * unmaps and destroys every queue pair.
@@ -161,7 +161,7 @@ LOCUS_API locus_status_t locus_rma_swap(locus_rma_t *r, int rank, uint64_t *sym,
 
 /* flush_all, then every process of the job waits for the others. */
 LOCUS_API locus_status_t locus_rma_barrier(locus_rma_t *r);
-/* Drive the NIC's completions and, at most every 100 ms, check that every
+/* Drive the NIC's completions and, at most every 250 ms, check that every
  * peer is alive (an RDMA READ to NIC peers, the pid on this node): call it in
  * loops that wait for memory another process writes (wait_until), so that a
  * dead peer ends the wait with LOCUS_ERR_PEER_FAILED. */

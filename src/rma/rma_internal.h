@@ -24,7 +24,7 @@
  * (locus_rma_progress), each peer is checked at most this often: a READ to
  * a NIC peer (a dead one fails it within the QP's detection time), kill(pid,
  * 0) to a local one. */
-#define RMA_PROBE_NS 100000000ull
+#define RMA_PROBE_NS 250000000ull
 
 typedef enum { RMA_PATH_LOCAL = 0, RMA_PATH_NIC = 1 } rma_path_t;
 
