@@ -8,17 +8,19 @@ set -u
 cli=$1 prog=$2 np=$3 case=$4 expect=$5 regex=$6
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-ls /dev/shm >"$tmp/before" 2>/dev/null
-timeout 60 "$cli" run -n "$np" -- "$prog" "$case" >"$tmp/out" 2>"$tmp/err"
+# the shell records its pid, then becomes `locus run` (same pid)
+timeout 60 sh -c 'echo $$ >"$0"; exec "$@"' "$tmp/pid" "$cli" run -n "$np" -- "$prog" "$case" >"$tmp/out" 2>"$tmp/err"
 rc=$?
+pid=$(cat "$tmp/pid")
 cat "$tmp/out" "$tmp/err"
 fail=0
 [ "$rc" = 124 ] && { echo "FAIL: hung (killed after 60 s)"; exit 1; }
 [ "$rc" != "$expect" ] && { echo "FAIL: status $rc, expected $expect"; fail=1; }
 grep -Eq "$regex" "$tmp/out" "$tmp/err" || { echo "FAIL: no line matches: $regex"; fail=1; }
+# the job's shared-memory names carry its id, "run<pid of locus run>-..."
+# ($! is that pid); other jobs on the machine do not count
 sleep 0.2
-ls /dev/shm >"$tmp/after" 2>/dev/null
-left=$(comm -13 "$tmp/before" "$tmp/after" | grep locus || true)
+left=$(ls /dev/shm 2>/dev/null | grep -- "-run$pid-" || true)
 [ -n "$left" ] && { echo "FAIL: left in /dev/shm: $left"; fail=1; }
 [ $fail = 0 ] && echo PASS
 exit $fail

@@ -14,8 +14,8 @@
 #endif
 
 #define K 200
-static char seen[K * T_MAXPE];
-static long long sums[T_MAXPE];
+static char *seen; /* heap: the atomics test must not depend on globals (across nodes) */
+static long long *sums;
 
 #define TEST_TYPE(TYPE, NAME)                                                               \
     static void test_##NAME(void)                                                           \
@@ -24,7 +24,7 @@ static long long sums[T_MAXPE];
         TYPE *w = shmem_malloc(8 * sizeof(TYPE));                                           \
         for (int i = 0; i < 8; i++)                                                         \
             w[i] = (TYPE)0;                                                                 \
-        memset(seen, 0, sizeof seen);                                                       \
+        memset(seen, 0, K * T_MAXPE);                                                       \
         shmem_barrier_all();                                                                \
         /* fetch_inc on PE 0's w[0] from everyone: unique, increasing per PE */             \
         TYPE prev = (TYPE)0;                                                                \
@@ -100,7 +100,7 @@ static long long sums[T_MAXPE];
             CHECK(in == out, #NAME " swap: %lld swapped in, %lld out", in, out);            \
         }                                                                                   \
         shmem_barrier_all();                                                                \
-        memset(sums, 0, sizeof sums);                                                       \
+        memset(sums, 0, T_MAXPE * sizeof(long long));                                                       \
         shmem_free(w);                                                                      \
         t_section("atomics " #NAME);                                                        \
     }
@@ -109,6 +109,8 @@ T_AMO_LIST(TEST_TYPE)
 int main(void)
 {
     t_init();
+    seen = shmem_calloc(K * T_MAXPE, 1);
+    sums = shmem_calloc(T_MAXPE, sizeof(long long));
 #define CALL(TYPE, NAME) test_##NAME();
     T_AMO_LIST(CALL)
     return t_finish();

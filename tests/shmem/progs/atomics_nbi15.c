@@ -3,11 +3,12 @@
 #include "tcommon.h"
 
 #define K 64
-static char seen[K * T_MAXPE];
+static char *seen; /* heap */
 
 int main(void)
 {
     t_init();
+    seen = shmem_calloc(K * T_MAXPE, 1);
     int me = t_me, npes = t_npes, right = (me + 1) % npes;
     long *w = shmem_calloc(8, sizeof(long));
     uint64_t *u = shmem_calloc(4, sizeof(uint64_t));

@@ -5,11 +5,12 @@
 
 static long pSync[SHMEM_BARRIER_SYNC_SIZE];
 static long pSync2[SHMEM_BARRIER_SYNC_SIZE];
-static long counter;
+static long *counter; /* heap; globals are tested in globals.c */
 
 int main(void)
 {
     t_init();
+    counter = shmem_calloc(1, sizeof(long));
     int me = t_me, npes = t_npes;
     for (int i = 0; i < SHMEM_BARRIER_SYNC_SIZE; i++)
         pSync[i] = pSync2[i] = SHMEM_SYNC_VALUE;
@@ -18,24 +19,24 @@ int main(void)
     int bad = 0;
     for (long r = 1; r <= 50; r++) {
         for (int pe = 0; pe < npes; pe++)
-            shmem_long_atomic_inc(&counter, pe);
+            shmem_long_atomic_inc(counter, pe);
         shmem_barrier_all();
-        bad += counter != r * npes;
+        bad += *counter != r * npes;
         shmem_barrier_all();
     }
     CHECK(!bad, "barrier_all: %d rounds saw a wrong count", bad);
     t_section("barrier_all");
 
     /* sync_all does not quiet: quiet first */
-    counter = 0;
+    *counter = 0;
     shmem_barrier_all();
     bad = 0;
     for (long r = 1; r <= 50; r++) {
         for (int pe = 0; pe < npes; pe++)
-            shmem_long_atomic_inc(&counter, pe);
+            shmem_long_atomic_inc(counter, pe);
         shmem_quiet();
         shmem_sync_all();
-        bad += counter != r * npes;
+        bad += *counter != r * npes;
         shmem_sync_all();
     }
     CHECK(!bad, "sync_all: %d rounds saw a wrong count", bad);
@@ -47,16 +48,16 @@ int main(void)
     for (int s = 0; s < 3; s++) {
         int start = sets[s].start, stride = 1 << sets[s].log, size = sets[s].size;
         int member = size > 0 && me >= start && (me - start) % stride == 0 && (me - start) / stride < size;
-        counter = 0;
+        *counter = 0;
         shmem_barrier_all();
         bad = 0;
         if (member) {
             for (long r = 1; r <= 30; r++) {
                 for (int k = 0; k < size; k++)
-                    shmem_long_atomic_inc(&counter, start + k * stride);
+                    shmem_long_atomic_inc(counter, start + k * stride);
                 /* alternate two pSync arrays and the barrier/sync forms */
                 shmem_barrier(start, sets[s].log, size, r % 2 ? pSync : pSync2);
-                bad += counter != r * size;
+                bad += *counter != r * size;
                 shmem_quiet();
                 shmem_sync(start, sets[s].log, size, r % 2 ? pSync2 : pSync);
             }

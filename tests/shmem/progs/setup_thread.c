@@ -25,8 +25,7 @@ int main(void)
         fprintf(stderr, "shmem_init_thread failed: %d\n", rc);
         return 1;
     }
-    t_me = shmem_my_pe();
-    t_npes = shmem_n_pes();
+    t_setup();
     CHECK(provided >= SHMEM_THREAD_SINGLE && provided <= SHMEM_THREAD_MULTIPLE, "provided %d", provided);
     int q = -1;
     shmem_query_thread(&q);

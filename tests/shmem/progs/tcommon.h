@@ -21,7 +21,8 @@
 static int t_me, t_npes;
 static long t_fail;                 /* this PE's failures in the current section */
 static long t_total;                /* and in the whole program */
-static long t_counts[T_MAXPE];      /* PE 0's copy gathers every PE's count */
+static long *t_counts;              /* PE 0's copy gathers every PE's count (heap: the
+                                       harness itself must not depend on globals) */
 
 #define CHECK(cond, ...)                                                                 \
     do {                                                                                 \
@@ -35,9 +36,9 @@ static long t_counts[T_MAXPE];      /* PE 0's copy gathers every PE's count */
         }                                                                                \
     } while (0)
 
-static inline void t_init(void)
+/* After shmem_init or shmem_init_thread. */
+static inline void t_setup(void)
 {
-    shmem_init();
     t_me = shmem_my_pe();
     t_npes = shmem_n_pes();
     if (t_npes > T_MAXPE) {
@@ -45,6 +46,13 @@ static inline void t_init(void)
             fprintf(stderr, "tests support at most %d PEs\n", T_MAXPE);
         shmem_global_exit(2);
     }
+    t_counts = shmem_calloc(T_MAXPE, sizeof(long));
+}
+
+static inline void t_init(void)
+{
+    shmem_init();
+    t_setup();
 }
 
 /* Collective: every PE reports its failures of this section; PE 0 prints. */
