@@ -9,18 +9,27 @@
 #include <sched.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <time.h>
 
 #define SPIN_BEFORE_YIELD 2048u
+#define SPIN_BEFORE_SLEEP 65536u /* ~ms of spinning: the wait is long */
 
+/* Long waits sleep a little between polls: a PE spinning on every CPU of a
+ * node can starve the kernel's own work (Soft-RoCE runs its transport in
+ * softirq context: starved, it misses ACK deadlines and the link fails). */
 void lshm_relax(const char *call, unsigned *spins)
 {
     unsigned s = ++*spins;
     if ((s & 63u) == 0)
         lshm_progress(call);
-    if (lshm.oversubscribed || s > SPIN_BEFORE_YIELD)
+    if (s > SPIN_BEFORE_SLEEP) {
+        struct timespec ts = {0, 20000};
+        nanosleep(&ts, NULL);
+    } else if (lshm.oversubscribed || s > SPIN_BEFORE_YIELD) {
         sched_yield();
-    else
+    } else {
         __builtin_ia32_pause();
+    }
 }
 
 static inline uint64_t load_width(const volatile void *p, int width)

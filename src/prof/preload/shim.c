@@ -281,7 +281,9 @@ void shim_place_locked(uintptr_t base, size_t len, uintptr_t alloc)
 
 static void record_alloc(void *p, size_t size, int kind, int prot)
 {
-    if (!p || size < S.min_alloc || S.fd < 0 || S.disabled)
+    /* !S.ready: a library constructor that runs before ours (libnl, loaded
+     * with libibverbs) allocates while the tables do not exist yet */
+    if (!p || !S.ready || size < S.min_alloc || S.fd < 0 || S.disabled)
         return;
     lprof_alloc_t r;
     r.h.type = LPROF_REC_ALLOC;
@@ -457,6 +459,110 @@ void *memalign(size_t al, size_t n)
     if (!real_memalign)
         resolve();
     GUARDED(real_memalign(al, n), record_alloc(_r, n, LPROF_KIND_MALLOC, PROT_READ | PROT_WRITE));
+}
+
+/* ---------- the OpenSHMEM symmetric heap ----------
+ * An OpenSHMEM program's shmem_malloc/calloc/align/realloc (and the older
+ * shmalloc/shmemalign/shrealloc) blocks are named by their call site like
+ * malloc'd ones. liblocus_shmem defines shmem_* as weak aliases of pshmem_*
+ * (the profiling interface), so these definitions win and the real routine
+ * is the next one. A program without OpenSHMEM never calls them. */
+
+typedef void *(*shmem_alloc_fn)(size_t);
+typedef void *(*shmem_alloc2_fn)(size_t, size_t);
+typedef void *(*shmem_hints_fn)(size_t, long);
+typedef void *(*shmem_realloc_fn)(void *, size_t);
+typedef void (*shmem_free_fn)(void *);
+
+#define SHMEM_REAL(type, name)                                                \
+    static type real_##name;                                                  \
+    if (!real_##name)                                                         \
+        real_##name = (type)dlsym(RTLD_NEXT, #name);                          \
+    if (!real_##name)                                                         \
+        abort(); /* called, so an OpenSHMEM library must be loaded */
+
+void *shmem_malloc(size_t n)
+{
+    SHMEM_REAL(shmem_alloc_fn, shmem_malloc);
+    GUARDED(real_shmem_malloc(n), record_alloc(_r, n, LPROF_KIND_MALLOC, PROT_READ | PROT_WRITE));
+}
+
+void *shmem_malloc_with_hints(size_t n, long hints)
+{
+    SHMEM_REAL(shmem_hints_fn, shmem_malloc_with_hints);
+    GUARDED(real_shmem_malloc_with_hints(n, hints), record_alloc(_r, n, LPROF_KIND_MALLOC, PROT_READ | PROT_WRITE));
+}
+
+void *shmem_calloc(size_t a, size_t b)
+{
+    SHMEM_REAL(shmem_alloc2_fn, shmem_calloc);
+    GUARDED(real_shmem_calloc(a, b), record_alloc(_r, a * b, LPROF_KIND_MALLOC, PROT_READ | PROT_WRITE));
+}
+
+void *shmem_align(size_t al, size_t n)
+{
+    SHMEM_REAL(shmem_alloc2_fn, shmem_align);
+    GUARDED(real_shmem_align(al, n), record_alloc(_r, n, LPROF_KIND_MALLOC, PROT_READ | PROT_WRITE));
+}
+
+static void *shmem_realloc_as(shmem_realloc_fn real, void *p, size_t n)
+{
+    if (shim_guard)
+        return real(p, n);
+    shim_guard = 1;
+    if (p && S.ready)
+        record_free(p);
+    void *r = real(p, n);
+    if (r && S.ready)
+        record_alloc(r, n, LPROF_KIND_MALLOC, PROT_READ | PROT_WRITE);
+    shim_guard = 0;
+    return r;
+}
+
+void *shmem_realloc(void *p, size_t n)
+{
+    SHMEM_REAL(shmem_realloc_fn, shmem_realloc);
+    return shmem_realloc_as(real_shmem_realloc, p, n);
+}
+
+void shmem_free(void *p)
+{
+    SHMEM_REAL(shmem_free_fn, shmem_free);
+    if (p && !shim_guard && S.ready && S.nlive) {
+        shim_guard = 1;
+        record_free(p);
+        shim_guard = 0;
+    }
+    real_shmem_free(p);
+}
+
+void *shmalloc(size_t n)
+{
+    SHMEM_REAL(shmem_alloc_fn, shmalloc);
+    GUARDED(real_shmalloc(n), record_alloc(_r, n, LPROF_KIND_MALLOC, PROT_READ | PROT_WRITE));
+}
+
+void *shmemalign(size_t al, size_t n)
+{
+    SHMEM_REAL(shmem_alloc2_fn, shmemalign);
+    GUARDED(real_shmemalign(al, n), record_alloc(_r, n, LPROF_KIND_MALLOC, PROT_READ | PROT_WRITE));
+}
+
+void *shrealloc(void *p, size_t n)
+{
+    SHMEM_REAL(shmem_realloc_fn, shrealloc);
+    return shmem_realloc_as(real_shrealloc, p, n);
+}
+
+void shfree(void *p)
+{
+    SHMEM_REAL(shmem_free_fn, shfree);
+    if (p && !shim_guard && S.ready && S.nlive) {
+        shim_guard = 1;
+        record_free(p);
+        shim_guard = 0;
+    }
+    real_shfree(p);
 }
 
 void *valloc(size_t n) { return memalign((size_t)sysconf(_SC_PAGESIZE), n); }

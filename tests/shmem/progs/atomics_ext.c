@@ -2,7 +2,7 @@
  * out + final, exactly representable). */
 #include "tcommon.h"
 
-static double outsum[T_MAXPE];
+static double *outsum; /* heap */
 
 #define TEST_TYPE(TYPE, NAME)                                                               \
     static void test_##NAME(void)                                                           \
@@ -40,6 +40,7 @@ TEST_TYPE(double, double)
 int main(void)
 {
     t_init();
+    outsum = shmem_calloc(T_MAXPE, sizeof(double));
     test_float();
     test_double();
     return t_finish();
