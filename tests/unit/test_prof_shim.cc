@@ -83,7 +83,9 @@ TEST_F(ProfShim, ExportsOnlyInterposedNames)
         "execve", "execv", "execvp", "execvpe", "execl", "execlp", "execle", "fexecve", "posix_spawn",
         "posix_spawnp", "system", "sigaction", "signal", "sigaltstack", "pthread_attr_setstack",
         "read", "write", "pread", "pwrite", "pread64", "pwrite64", "readv", "writev", "preadv", "pwritev",
-        "recv", "recvfrom", "send", "sendto", "recvmsg", "sendmsg", "fread", "fwrite"};
+        "recv", "recvfrom", "send", "sendto", "recvmsg", "sendmsg", "fread", "fwrite",
+        "shmem_malloc", "shmem_malloc_with_hints", "shmem_calloc", "shmem_align", "shmem_realloc", "shmem_free",
+        "shmalloc", "shmemalign", "shrealloc", "shfree"};
     FILE *p = popen(("nm -D --defined-only " + SHIM + " 2>&1").c_str(), "r");
     ASSERT_NE(p, nullptr);
     char line[512];

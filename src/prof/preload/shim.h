@@ -113,6 +113,10 @@ size_t shim_boot_size(const void *p);
 
 /* allocation tracking (shim_alloc.c) */
 int shim_recording(void); /* ready, not finished, this process */
+/* With shim_guard set: a block the program got (named by its call stack)
+ * and one it gives back (pages placed, then forgotten). */
+void shim_record_alloc(void *p, size_t size, int kind, int prot);
+void shim_record_free(void *p);
 void shim_track_reset_locked(void);
 void shim_place_live_locked(void);
 

@@ -170,7 +170,7 @@ int shim_recording(void)
 /* Called with shim_guard set. Nothing here allocates with the program's
  * allocator (backtrace's unwinder was loaded by the constructor; what it
  * might still allocate goes straight to the real malloc: guard). */
-static void record_alloc(void *p, size_t size, int kind, int prot)
+void shim_record_alloc(void *p, size_t size, int kind, int prot)
 {
     if (!p || size < S.min_alloc || !shim_recording())
         return;
@@ -201,7 +201,7 @@ static void record_alloc(void *p, size_t size, int kind, int prot)
 }
 
 /* Before the memory goes away: disarm its pages, record where they were. */
-static void record_free(void *p)
+void shim_record_free(void *p)
 {
     if (!shim_recording())
         return;
@@ -238,7 +238,7 @@ static void alloc_done(void *p, size_t n)
     if (!p)
         return;
     if (n >= S.min_alloc) {
-        record_alloc(p, n, LPROF_KIND_MALLOC, RW);
+        shim_record_alloc(p, n, LPROF_KIND_MALLOC, RW);
         if (shim_recording())
             shim_access_start(); /* no-op once started */
     }
@@ -282,7 +282,7 @@ static void forget(void *p)
 {
     if (!shim_guard && filter_maybe(p)) {
         shim_guard = 1;
-        record_free(p);
+        shim_record_free(p);
         shim_guard = 0;
     }
 }
@@ -426,7 +426,7 @@ static void *mmap_done(void *r, void *a, size_t n, int prot, int flags)
     shim_guard = 1;
     int anon = (flags & MAP_ANONYMOUS) && !(flags & (MAP_STACK | MAP_GROWSDOWN));
     if (anon && (prot & PROT_READ) && n >= S.min_alloc)
-        record_alloc(r, n, LPROF_KIND_MMAP, prot);
+        shim_record_alloc(r, n, LPROF_KIND_MMAP, prot);
     shim_guard = 0;
     return r;
 }
@@ -503,7 +503,7 @@ SHIM_EXPORT void *mremap(void *old, size_t oldn, size_t newn, int flags, ...)
                             : (void *)syscall(SYS_mremap, old, oldn, newn, flags, na);
     if (r != MAP_FAILED && !shim_guard && shim_recording() && newn >= S.min_alloc) {
         shim_guard = 1;
-        record_alloc(r, newn, LPROF_KIND_MMAP, RW);
+        shim_record_alloc(r, newn, LPROF_KIND_MMAP, RW);
         shim_guard = 0;
     }
     return r;

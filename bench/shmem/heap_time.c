@@ -1,0 +1,58 @@
+/* Time to a usable symmetric heap (docs/PERFORMANCE.md): shmem_init,
+ * shmem_malloc nearly the whole heap (SHMEM_SYMMETRIC_SIZE minus 64 MiB for
+ * the implementation's own use), write every byte, barrier, finalize; or,
+ * with --init-only, init and finalize alone. Timed from outside (launch to
+ * exit); the program prints its own phases too:
+ *   RESULT impl=<vendor> pes=N heap=<bytes> init=<s> malloc=<s> touch=<s> finalize=<s>
+ * Build with either implementation's wrapper (locus-oshcc, oshcc). */
+#include <shmem.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+int main(int argc, char **argv)
+{
+    int init_only = argc > 1 && !strcmp(argv[1], "--init-only");
+    const char *hs = getenv("SHMEM_SYMMETRIC_SIZE");
+    if (!hs)
+        hs = getenv("SMA_SYMMETRIC_SIZE");
+    double heap = hs ? strtod(hs, NULL) : 0;
+    if (hs && strpbrk(hs, "gG"))
+        heap *= 1024.0 * 1024 * 1024;
+    else if (hs && strpbrk(hs, "mM"))
+        heap *= 1024.0 * 1024;
+    double t0 = now_s();
+    shmem_init();
+    double t1 = now_s(), t2 = t1, t3 = t1;
+    size_t len = heap > (128 << 20) ? (size_t)heap - (64 << 20) : (size_t)heap / 2;
+    if (!init_only) {
+        char *p = shmem_malloc(len);
+        t2 = now_s();
+        if (!p) {
+            fprintf(stderr, "PE %d: shmem_malloc(%zu) failed\n", shmem_my_pe(), len);
+            shmem_global_exit(1);
+        }
+        memset(p, 1, len);
+        shmem_barrier_all();
+        t3 = now_s();
+    }
+    char name[SHMEM_MAX_NAME_LEN];
+    shmem_info_get_name(name);
+    int me = shmem_my_pe(), n = shmem_n_pes();
+    shmem_finalize();
+    double t4 = now_s();
+    if (me == 0)
+        printf("RESULT impl=%s pes=%d heap=%.0f used=%zu init=%.3f malloc=%.3f touch=%.3f finalize=%.3f\n",
+               strstr(name, "locus") ? "locus" : "openmpi", n, heap, init_only ? 0 : len, t1 - t0, t2 - t1, t3 - t2,
+               t4 - t3);
+    return 0;
+}

@@ -1,0 +1,1 @@
+#include <shmemx.h>

@@ -1,0 +1,143 @@
+/* Pairwise signal channels: the one synchronisation primitive every
+ * collective, team split and barrier of this library is built on.
+ *
+ * The first bytes of every PE's heap hold, for each channel (a team's slot)
+ * and each source PE, a mailbox that only that source writes: a count of
+ * plain signals, a count of payload signals and two payload words. A
+ * signal is one 8-byte store into the peer's mapped heap (release order
+ * after the data it announces), or one 8-byte RDMA WRITE behind a fence to
+ * another node; the receiver waits on its own memory. With a single writer
+ * per word no atomics are needed, so the scheme is the same with the CPU
+ * or the NIC as the atomicity agent, and counts never need resetting:
+ * every signal sent on a (channel, pair) is consumed in the order it was
+ * sent, which holds because members of a set call its collectives in the
+ * same order.
+ *
+ * Payloads: at most two payload signals of one pair are ever unconsumed
+ * (they are exchanged only all-to-all, where nobody starts the next
+ * exchange before everybody sent in this one), so two words by parity do. */
+#include "shmem/shmem_internal.h"
+
+#include <stdlib.h>
+
+typedef struct mbox {
+    uint64_t arrive;   /* plain signals received from this source */
+    uint64_t parrive;  /* payload signals received */
+    uint64_t pay[2];   /* payload of payload-signal n at pay[n % 2] */
+} mbox_t;
+
+static uint64_t psent_base, pcons_base; /* payload counters follow the plain ones */
+
+size_t lshm_chan_bytes(int npes) { return (size_t)LSHM_NSLOTS * (size_t)npes * sizeof(mbox_t); }
+
+void lshm_chan_init(char *area)
+{
+    memset(area, 0, lshm_chan_bytes(lshm.npes));
+    size_t n = (size_t)LSHM_NSLOTS * (size_t)lshm.npes;
+    /* [0, n) plain, [n, 2n) payload */
+    lshm.sent = calloc(2 * n, sizeof(uint64_t));
+    lshm.consumed = calloc(2 * n, sizeof(uint64_t));
+    if (!lshm.sent || !lshm.consumed)
+        lshm_fatal("shmem_init", "out of memory for %zu signal counters", 4 * n);
+    psent_base = pcons_base = n;
+}
+
+static inline size_t idx(int slot, int pe) { return (size_t)slot * (size_t)lshm.npes + (size_t)pe; }
+/* My mailbox for source `src` on channel `slot` (in my heap). */
+static inline mbox_t *my_box(int slot, int src) { return (mbox_t *)lshm.reg[LSHM_HEAP].base + idx(slot, src); }
+
+/* Store one word into `to`'s mailbox from me: mapped (release store) or a
+ * NIC put behind a fence for the data before it. */
+static void store_word(const char *call, int to, uint64_t *my_copy_of_word, uint64_t v, bool release)
+{
+    char *peer = lshm.reg[LSHM_HEAP].peer[to];
+    uint64_t off = (uint64_t)((char *)my_copy_of_word - lshm.reg[LSHM_HEAP].base);
+    if (peer) {
+        __atomic_store_n((uint64_t *)(peer + off), v, release ? __ATOMIC_RELEASE : __ATOMIC_RELAXED);
+        return;
+    }
+    if (release)
+        lshm_fence();
+    lshm_lock();
+    locus_status_t st = locus_rma_put(lshm.rma, to, lshm_rma_addr(LSHM_HEAP, to, my_copy_of_word), &v, sizeof v);
+    lshm_unlock();
+    if (st)
+        lshm_fatal_status(call, st, "signalling a PE of another node");
+    __atomic_store_n(&lshm.nic_pending, true, __ATOMIC_RELAXED);
+}
+
+void lshm_chan_signal(const char *call, int slot, int to)
+{
+    uint64_t n = ++lshm.sent[idx(slot, to)];
+    mbox_t *b = my_box(slot, lshm.me);
+    store_word(call, to, &b->arrive, n, true);
+}
+
+static void payload_signal(const char *call, int slot, int to, uint64_t payload)
+{
+    uint64_t n = ++lshm.sent[psent_base + idx(slot, to)];
+    mbox_t *b = my_box(slot, lshm.me);
+    store_word(call, to, &b->pay[n % 2], payload, false);
+    store_word(call, to, &b->parrive, n, true);
+}
+
+void lshm_chan_wait(const char *call, int slot, int from)
+{
+    uint64_t n = ++lshm.consumed[idx(slot, from)];
+    mbox_t *b = my_box(slot, from);
+    unsigned spins = 0;
+    while (__atomic_load_n(&b->arrive, __ATOMIC_ACQUIRE) < n)
+        lshm_relax(call, &spins);
+}
+
+static uint64_t payload_wait(const char *call, int slot, int from)
+{
+    uint64_t n = ++lshm.consumed[pcons_base + idx(slot, from)];
+    mbox_t *b = my_box(slot, from);
+    unsigned spins = 0;
+    while (__atomic_load_n(&b->parrive, __ATOMIC_ACQUIRE) < n)
+        lshm_relax(call, &spins);
+    return __atomic_load_n(&b->pay[n % 2], __ATOMIC_RELAXED);
+}
+
+void lshm_set_sync(const char *call, const lshm_set_t *s)
+{
+    for (int d = 1; d < s->size; d <<= 1) {
+        int to = lshm_set_pe(s, (s->my_idx + d) % s->size);
+        int from = lshm_set_pe(s, (s->my_idx - d % s->size + s->size) % s->size);
+        lshm_chan_signal(call, s->slot, to);
+        lshm_chan_wait(call, s->slot, from);
+    }
+}
+
+void lshm_set_allgather64(const char *call, const lshm_set_t *s, uint64_t mine, uint64_t *all)
+{
+    for (int k = 1; k < s->size; k++)
+        payload_signal(call, s->slot, lshm_set_pe(s, (s->my_idx + k) % s->size), mine);
+    all[s->my_idx] = mine;
+    for (int k = 1; k < s->size; k++) {
+        int i = (s->my_idx - k + s->size) % s->size;
+        all[i] = payload_wait(call, s->slot, lshm_set_pe(s, i));
+    }
+}
+
+lshm_set_t lshm_team_set(const lshm_team_t *t)
+{
+    return (lshm_set_t){t->start, t->stride, t->size, t->my_idx, t->slot};
+}
+
+lshm_set_t lshm_aset(const char *call, int start, int log_stride, int size)
+{
+    if (log_stride < 0 || log_stride > 30 || size < 1 || start < 0)
+        lshm_fatal(call, "active set (PE_start %d, logPE_stride %d, PE_size %d): expected PE_start >= 0, "
+                   "0 <= logPE_stride <= 30, PE_size >= 1", start, log_stride, size);
+    int stride = 1 << log_stride;
+    if ((int64_t)start + (int64_t)(size - 1) * stride >= lshm.npes)
+        lshm_fatal(call, "active set (PE_start %d, logPE_stride %d, PE_size %d) runs past the last PE (%d)",
+                   start, log_stride, size, lshm.npes - 1);
+    int rel = lshm.me - start;
+    if (rel < 0 || rel % stride || rel / stride >= size)
+        lshm_fatal(call, "PE %d is not in the active set (PE_start %d, logPE_stride %d, PE_size %d) it called "
+                   "the collective on", lshm.me, start, log_stride, size);
+    return (lshm_set_t){start, stride, size, rel / stride, LSHM_SLOT_ASET};
+}

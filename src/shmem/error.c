@@ -1,0 +1,43 @@
+/* Bad input and failures: the spec defines no error codes for most
+ * routines, so a call that cannot do what was asked says which call, which
+ * PE and which address, and ends the whole job the way shmem_global_exit
+ * does (the launcher tears every PE down: no hang, nothing left behind). */
+#include "shmem/shmem_internal.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+void lshm_fatal(const char *call, const char *fmt, ...)
+{
+    char msg[768];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    char line[1024];
+    if (lshm.me >= 0 && lshm.init_count > 0)
+        snprintf(line, sizeof line, "locus shmem: PE %d: %s: %s", lshm.me, call, msg);
+    else
+        snprintf(line, sizeof line, "locus shmem: %s: %s", call, msg);
+    fflush(NULL); /* what the program printed so far is kept */
+    fprintf(stderr, "%s\n", line);
+    fflush(stderr);
+    lshm.exiting = true;
+    if (lshm.boot)
+        locus_boot_abort(lshm.boot, 1, line);
+    _exit(1);
+}
+
+void lshm_fatal_status(const char *call, locus_status_t st, const char *what)
+{
+    lshm_fatal(call, "%s: %s (%s)", what, locus_last_error(), locus_strerror(st));
+}
+
+void lshm_require_init(const char *call)
+{
+    if (lshm.init_count <= 0)
+        lshm_fatal(call, "%s", lshm.finalized ? "called after shmem_finalize: the library is shut down"
+                                              : "called before shmem_init: call shmem_init first");
+}

@@ -1,0 +1,109 @@
+/* Reductions: the team forms (1.5, TYPE_OP_reduce) and the active-set forms
+ * (TYPE_OP_to_all; pWrk and pSync are not needed). After an entry sync
+ * every member combines all members' sources itself, reading them straight
+ * from the mapped heaps on this node (a get into a bounce buffer from other
+ * nodes), in member order, so every PE computes the same bits (floating
+ * point included); an exit sync keeps each source in place until all have
+ * read it. In-place reductions (dest == source) keep the result privately
+ * until then. */
+#include "shmem/shmem_internal.h"
+
+#include <stdlib.h>
+
+#define CALL lshm_name(__func__)
+#define CHUNK (64u * 1024u)
+
+void lshm_reduce(const char *call, const lshm_set_t *s, void *dest, const void *src, size_t n, size_t esz,
+                 lshm_combine_fn fn)
+{
+    size_t bytes = n * esz;
+    if (!bytes)
+        return;
+    bool overlap = (char *)dest < (const char *)src + bytes && (const char *)src < (char *)dest + bytes;
+    char *out = overlap ? malloc(bytes) : dest;
+    char *bounce = malloc(CHUNK);
+    if (!out || !bounce)
+        lshm_fatal(call, "out of memory for a %zu-byte reduction", bytes);
+    lshm_set_sync(call, s);
+    size_t step = CHUNK / esz * esz;
+    for (size_t o = 0; o < bytes; o += step) {
+        size_t len = bytes - o < step ? bytes - o : step;
+        for (int i = 0; i < s->size; i++) {
+            int pe = lshm_set_pe(s, i);
+            const char *p = lshm_mapped(call, (const char *)src + o, len, pe);
+            if (!p) {
+                lshm_get(call, bounce, (const char *)src + o, len, pe, false);
+                p = bounce;
+            }
+            if (i == 0)
+                memcpy(out + o, p, len);
+            else
+                fn(out + o, p, len / esz);
+        }
+    }
+    lshm_set_sync(call, s);
+    if (overlap) {
+        memcpy(dest, out, bytes);
+        free(out);
+    }
+    free(bounce);
+}
+
+/* ---- combine functions ---- */
+
+#define CMB(T, N, OP, EXPR)                                                                        \
+    static void cmb_##N##_##OP(void *acc, const void *in, size_t n)                                \
+    {                                                                                              \
+        T *a = acc;                                                                                \
+        const T *b = in;                                                                           \
+        for (size_t i = 0; i < n; i++)                                                             \
+            a[i] = EXPR;                                                                           \
+    }
+#define CMB_BIT(T, N) CMB(T, N, and, a[i] & b[i]) CMB(T, N, or, a[i] | b[i]) CMB(T, N, xor, a[i] ^ b[i])
+#define CMB_MM(T, N) CMB(T, N, max, a[i] > b[i] ? a[i] : b[i]) CMB(T, N, min, a[i] < b[i] ? a[i] : b[i])
+#define CMB_AR(T, N) CMB(T, N, sum, a[i] + b[i]) CMB(T, N, prod, a[i] * b[i])
+_LSHM_RED_BIT_TYPES(CMB_BIT)
+_LSHM_RED_MINMAX_TYPES(CMB_MM)
+_LSHM_RED_ARITH_TYPES(CMB_AR)
+/* signed types of the active-set bitwise reductions */
+_LSHM_TOALL_BIT_TYPES(CMB_BIT)
+
+/* ---- team reductions ---- */
+
+#define DEF_RED(T, N, OP)                                                                          \
+    LSHM_DEF(int, shmem_##N##_##OP##_reduce, (shmem_team_t team, T * dest, const T *source, size_t nreduce)) \
+    {                                                                                              \
+        lshm_require_init(CALL);                                                                   \
+        if (!team)                                                                                 \
+            return -1;                                                                             \
+        lshm_set_t s = lshm_team_set(lshm_team(CALL, team));                                       \
+        lshm_reduce(CALL, &s, dest, source, nreduce, sizeof(T), cmb_##N##_##OP);                   \
+        return 0;                                                                                  \
+    }
+#define DEF_RED_BIT(T, N) DEF_RED(T, N, and) DEF_RED(T, N, or) DEF_RED(T, N, xor)
+#define DEF_RED_MM(T, N) DEF_RED(T, N, max) DEF_RED(T, N, min)
+#define DEF_RED_AR(T, N) DEF_RED(T, N, sum) DEF_RED(T, N, prod)
+_LSHM_RED_BIT_TYPES(DEF_RED_BIT)
+_LSHM_RED_MINMAX_TYPES(DEF_RED_MM)
+_LSHM_RED_ARITH_TYPES(DEF_RED_AR)
+
+/* ---- active-set reductions ---- */
+
+#define DEF_TOALL(T, N, OP)                                                                        \
+    LSHM_DEF(void, shmem_##N##_##OP##_to_all, (T * dest, const T *source, int nreduce, int PE_start, \
+                                                int logPE_stride, int PE_size, T *pWrk, long *pSync)) \
+    {                                                                                              \
+        (void)pWrk;                                                                                \
+        (void)pSync;                                                                               \
+        lshm_require_init(CALL);                                                                   \
+        if (nreduce < 0)                                                                           \
+            lshm_fatal(CALL, "nreduce %d: expected >= 0", nreduce);                               \
+        lshm_set_t s = lshm_aset(CALL, PE_start, logPE_stride, PE_size);                           \
+        lshm_reduce(CALL, &s, dest, source, (size_t)nreduce, sizeof(T), cmb_##N##_##OP);           \
+    }
+#define DEF_TOALL_BIT(T, N) DEF_TOALL(T, N, and) DEF_TOALL(T, N, or) DEF_TOALL(T, N, xor)
+#define DEF_TOALL_MM(T, N) DEF_TOALL(T, N, max) DEF_TOALL(T, N, min)
+#define DEF_TOALL_AR(T, N) DEF_TOALL(T, N, sum) DEF_TOALL(T, N, prod)
+_LSHM_TOALL_BIT_TYPES(DEF_TOALL_BIT)
+_LSHM_TOALL_MINMAX_TYPES(DEF_TOALL_MM)
+_LSHM_TOALL_ARITH_TYPES(DEF_TOALL_AR)

@@ -1,0 +1,54 @@
+# liblocus_shmem: OpenSHMEM 1.5 for C over locus rma (a library of its own;
+# it uses liblocus's public API only). Headers: include/shmem.h, shmemx.h,
+# mpp/. Exports: cmake/liblocus_shmem.map. The compiler wrapper locus-oshcc
+# and the pkg-config module locus-shmem link it with liblocus and
+# liblocus_hooks (the registration cache stays valid).
+file(GLOB LOCUS_SHMEM_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/shmem/*.c)
+add_library(locus_shmem SHARED ${LOCUS_SHMEM_SOURCES})
+set_target_properties(locus_shmem PROPERTIES VERSION ${PROJECT_VERSION} SOVERSION ${PROJECT_VERSION_MAJOR}
+  C_VISIBILITY_PRESET hidden LINK_DEPENDS ${CMAKE_SOURCE_DIR}/cmake/liblocus_shmem.map
+  INSTALL_RPATH "$ORIGIN") # liblocus beside it, found from wherever the install tree is
+target_include_directories(locus_shmem
+  PUBLIC $<BUILD_INTERFACE:${CMAKE_SOURCE_DIR}/include> $<BUILD_INTERFACE:${CMAKE_BINARY_DIR}/include>
+         $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>
+  PRIVATE ${CMAKE_SOURCE_DIR}/src)
+target_link_options(locus_shmem PRIVATE -Wl,--version-script=${CMAKE_SOURCE_DIR}/cmake/liblocus_shmem.map
+  -Wl,--no-undefined)
+target_link_libraries(locus_shmem PUBLIC locus PRIVATE Threads::Threads m)
+add_library(locus::shmem ALIAS locus_shmem)
+
+# The compiler wrapper: build/bin/locus-oshcc points into the build tree;
+# the installed one finds the install tree relative to itself.
+set(LOCUS_OSHCC_RELOCATABLE 0)
+set(LOCUS_OSHCC_INCDIR ${CMAKE_SOURCE_DIR}/include)
+set(LOCUS_OSHCC_LIBDIR ${CMAKE_BINARY_DIR})
+configure_file(${CMAKE_SOURCE_DIR}/tools/locus-oshcc.in ${CMAKE_BINARY_DIR}/bin/locus-oshcc @ONLY
+  FILE_PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE WORLD_READ WORLD_EXECUTE)
+set(LOCUS_OSHCC_RELOCATABLE 1)
+configure_file(${CMAKE_SOURCE_DIR}/tools/locus-oshcc.in ${CMAKE_BINARY_DIR}/install/locus-oshcc @ONLY)
+configure_file(${CMAKE_SOURCE_DIR}/cmake/locus-shmem.pc.in ${CMAKE_BINARY_DIR}/locus-shmem.pc @ONLY)
+
+install(TARGETS locus_shmem EXPORT locusTargets LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+install(FILES ${CMAKE_SOURCE_DIR}/include/shmem.h ${CMAKE_SOURCE_DIR}/include/shmemx.h
+  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/locus-shmem)
+install(FILES ${CMAKE_SOURCE_DIR}/include/mpp/shmem.h ${CMAKE_SOURCE_DIR}/include/mpp/shmemx.h
+  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/locus-shmem/mpp)
+install(PROGRAMS ${CMAKE_BINARY_DIR}/install/locus-oshcc DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(FILES ${CMAKE_BINARY_DIR}/locus-shmem.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+
+if(BUILD_TESTING)
+  add_test(NAME shmem.exports COMMAND ${CMAKE_COMMAND} -DNM=${CMAKE_NM} -DSHMEM=$<TARGET_FILE:locus_shmem>
+    -P ${CMAKE_SOURCE_DIR}/cmake/check_shmem_exports.cmake)
+  set_tests_properties(shmem.exports PROPERTIES LABELS "unit;shmem" TIMEOUT 60)
+  # a --prefix install: locus-oshcc and pkg-config build a program that runs under locus run
+  add_test(NAME shmem_install_prefix COMMAND sh ${CMAKE_SOURCE_DIR}/tests/shmem/install_check.sh
+    ${CMAKE_COMMAND} ${CMAKE_BINARY_DIR} ${CMAKE_SOURCE_DIR}/tests/shmem/progs/setup.c)
+  set_tests_properties(shmem_install_prefix PROPERTIES LABELS "shmem;multiprocess" TIMEOUT 600)
+endif()
+
+# Unit tests (tests/unit/test_shmem*.cc) link the parts that stand alone:
+# the allocator and the size parser.
+add_library(locus_shmem_units STATIC ${CMAKE_SOURCE_DIR}/src/shmem/alloc.c ${CMAKE_SOURCE_DIR}/src/shmem/size.c)
+target_include_directories(locus_shmem_units PRIVATE ${CMAKE_SOURCE_DIR}/include ${CMAKE_SOURCE_DIR}/src)
+target_link_libraries(locus_shmem_units PRIVATE locus m)
+set(LOCUS_TEST_LIBS_shmem locus_shmem_units m)

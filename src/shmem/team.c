@@ -1,0 +1,278 @@
+/* Teams and contexts. A team is (start, stride, size) in world PE numbers
+ * plus a signal channel (slot) its collectives use. A split is collective
+ * over the parent: the members AND their bitmaps of free slots (one
+ * all-to-all exchange on the parent's channel) and take the lowest slot
+ * free everywhere, so teams that share a PE never share a channel; PEs left
+ * out get SHMEM_TEAM_INVALID, every PE gets the same return code. Contexts
+ * are handles over a team: operations complete in order on the single
+ * transport state, so ctx_quiet/ctx_fence are the quiet/fence of every
+ * context (allowed: the spec sets no upper bound on what they complete). */
+#include "shmem/shmem_internal.h"
+
+#include <stdlib.h>
+
+#define CALL lshm_name(__func__)
+
+lshm_team_t *lshm_team(const char *call, shmem_team_t t)
+{
+    if (t == SHMEM_TEAM_WORLD)
+        return &lshm.world;
+    if (t == SHMEM_TEAM_SHARED)
+        return &lshm.shared;
+    if (!t)
+        lshm_fatal(call, "team is SHMEM_TEAM_INVALID");
+    lshm_team_t *tm = (lshm_team_t *)t;
+    if (tm->magic != LSHM_TEAM_MAGIC)
+        lshm_fatal(call, "%p is not a team (destroyed, or never created by shmem_team_split_*)", (void *)t);
+    return tm;
+}
+
+lshm_ctx_t *lshm_ctx(const char *call, shmem_ctx_t ctx)
+{
+    if (ctx == SHMEM_CTX_DEFAULT)
+        return &lshm.default_ctx;
+    if (!ctx)
+        lshm_fatal(call, "context is SHMEM_CTX_INVALID");
+    lshm_ctx_t *c = (lshm_ctx_t *)ctx;
+    if (c->magic != LSHM_CTX_MAGIC)
+        lshm_fatal(call, "%p is not a context (destroyed, or never created)", (void *)ctx);
+    return c;
+}
+
+int lshm_ctx_pe(const char *call, shmem_ctx_t ctx, int pe)
+{
+    if (ctx == SHMEM_CTX_DEFAULT) {
+        lshm_check_pe(call, pe);
+        return pe;
+    }
+    lshm_team_t *t = lshm_ctx(call, ctx)->team;
+    if (t == &lshm.world) {
+        lshm_check_pe(call, pe);
+        return pe;
+    }
+    if (pe < 0 || pe >= t->size)
+        lshm_fatal(call, "PE %d out of range for the context's team of %d PEs", pe, t->size);
+    return t->start + pe * t->stride;
+}
+
+void lshm_teams_init(void)
+{
+    lshm.world = (lshm_team_t){LSHM_TEAM_MAGIC, 0, 1, lshm.npes, lshm.me, LSHM_SLOT_WORLD, {0}, 0, 0};
+    /* SHARED: the PEs whose heap is mapped here, if they form one stride in
+     * world numbering (launchers place ranks by node in blocks or round
+     * robin); else this PE alone */
+    int first = -1, last = -1, n = 0;
+    for (int pe = 0; pe < lshm.npes; pe++)
+        if (lshm.reg[LSHM_HEAP].peer[pe]) {
+            if (first < 0)
+                first = pe;
+            last = pe;
+            n++;
+        }
+    int stride = n > 1 ? (last - first) / (n - 1) : 1;
+    bool regular = n >= 1 && (n == 1 || (last - first) % (n - 1) == 0);
+    for (int k = 0; regular && k < n; k++)
+        regular = lshm.reg[LSHM_HEAP].peer[first + k * stride] != NULL;
+    if (regular)
+        lshm.shared = (lshm_team_t){LSHM_TEAM_MAGIC, first, stride, n, (lshm.me - first) / stride, LSHM_SLOT_SHARED,
+                                    {0}, 0, 0};
+    else
+        lshm.shared = (lshm_team_t){LSHM_TEAM_MAGIC, lshm.me, 1, 1, 0, LSHM_SLOT_SHARED, {0}, 0, 0};
+    lshm.slots_used = (1u << LSHM_SLOT_FIRST_FREE) - 1;
+    lshm.default_ctx = (lshm_ctx_t){LSHM_CTX_MAGIC, &lshm.world, 0};
+}
+
+/* ---- queries ---- */
+
+LSHM_DEF(int, shmem_team_my_pe, (shmem_team_t team))
+{
+    if (!team)
+        return -1;
+    return lshm_team(CALL, team)->my_idx;
+}
+
+LSHM_DEF(int, shmem_team_n_pes, (shmem_team_t team))
+{
+    if (!team)
+        return -1;
+    return lshm_team(CALL, team)->size;
+}
+
+LSHM_DEF(int, shmem_team_get_config, (shmem_team_t team, long config_mask, shmem_team_config_t *config))
+{
+    if (!team || !config)
+        return -1;
+    lshm_team_t *t = lshm_team(CALL, team);
+    if (config_mask & SHMEM_TEAM_NUM_CONTEXTS)
+        config->num_contexts = t->cfg.num_contexts;
+    return 0;
+}
+
+LSHM_DEF(int, shmem_team_translate_pe, (shmem_team_t src_team, int src_pe, shmem_team_t dest_team))
+{
+    if (!src_team || !dest_team)
+        return -1;
+    lshm_team_t *s = lshm_team(CALL, src_team), *d = lshm_team(CALL, dest_team);
+    if (src_pe < 0 || src_pe >= s->size)
+        return -1;
+    int w = s->start + src_pe * s->stride, rel = w - d->start;
+    if (rel < 0 || (d->stride ? rel % d->stride : rel) || (d->stride ? rel / d->stride : 0) >= d->size)
+        return -1;
+    return d->stride ? rel / d->stride : 0;
+}
+
+/* ---- splits ---- */
+
+/* Agree with the parent's members on `want` slots free everywhere; fills
+ * slots[] and returns 0, or -1 (everywhere) when there are not enough. */
+static int agree_slots(const char *call, lshm_team_t *parent, int want, int *slots)
+{
+    lshm_set_t ps = lshm_team_set(parent);
+    uint64_t *all = malloc((size_t)ps.size * sizeof *all);
+    if (!all)
+        lshm_fatal(call, "out of memory for %d bitmaps", ps.size);
+    lshm_set_allgather64(call, &ps, ~(uint64_t)lshm.slots_used, all);
+    uint64_t free_all = ((uint64_t)1 << LSHM_NSLOTS) - 1;
+    for (int i = 0; i < ps.size; i++)
+        free_all &= all[i];
+    free(all);
+    for (int k = 0; k < want; k++) {
+        if (!free_all)
+            return -1;
+        slots[k] = __builtin_ctzll(free_all);
+        free_all &= free_all - 1;
+    }
+    return 0;
+}
+
+static shmem_team_t make_team(int start, int stride, int size, int slot, const shmem_team_config_t *cfg, long mask)
+{
+    int rel = lshm.me - start;
+    if (size < 1 || rel < 0 || (stride ? rel % stride : rel) || (stride ? rel / stride : 0) >= size)
+        return SHMEM_TEAM_INVALID;
+    lshm_team_t *t = calloc(1, sizeof *t);
+    if (!t)
+        lshm_fatal("shmem_team_split", "out of memory for a team");
+    *t = (lshm_team_t){LSHM_TEAM_MAGIC, start, stride ? stride : 1, size, stride ? rel / stride : 0, slot, {0}, 0, 0};
+    if (cfg && (mask & SHMEM_TEAM_NUM_CONTEXTS))
+        t->cfg = *cfg, t->cfg_mask = mask;
+    lshm.slots_used |= 1u << slot;
+    return (shmem_team_t)t;
+}
+
+LSHM_DEF(int, shmem_team_split_strided, (shmem_team_t parent_team, int start, int stride, int size,
+                                          const shmem_team_config_t *config, long config_mask,
+                                          shmem_team_t *new_team))
+{
+    const char *call = CALL;
+    lshm_require_init(call);
+    if (!new_team)
+        lshm_fatal(call, "new_team is NULL");
+    *new_team = SHMEM_TEAM_INVALID;
+    if (!parent_team)
+        return -1;
+    lshm_team_t *p = lshm_team(call, parent_team);
+    if (size < 1 || start < 0 || start >= p->size || (stride < 1 && size > 1) ||
+        (int64_t)start + (int64_t)(size - 1) * stride >= p->size)
+        return -1; /* the same arguments everywhere: every PE returns here */
+    int slot;
+    if (agree_slots(call, p, 1, &slot))
+        return -1;
+    int wstart = p->start + start * p->stride, wstride = p->stride * (stride < 1 ? 1 : stride);
+    *new_team = make_team(wstart, wstride, size, slot, config, config_mask);
+    return 0;
+}
+
+LSHM_DEF(int, shmem_team_split_2d, (shmem_team_t parent_team, int xrange, const shmem_team_config_t *xaxis_config,
+                                     long xaxis_mask, shmem_team_t *xaxis_team,
+                                     const shmem_team_config_t *yaxis_config, long yaxis_mask,
+                                     shmem_team_t *yaxis_team))
+{
+    const char *call = CALL;
+    lshm_require_init(call);
+    if (!xaxis_team || !yaxis_team)
+        lshm_fatal(call, "xaxis_team or yaxis_team is NULL");
+    *xaxis_team = *yaxis_team = SHMEM_TEAM_INVALID;
+    if (!parent_team || xrange < 1)
+        return -1;
+    lshm_team_t *p = lshm_team(call, parent_team);
+    if (xrange > p->size)
+        xrange = p->size;
+    int slots[2];
+    if (agree_slots(call, p, 2, slots))
+        return -1;
+    int i = p->my_idx, row = i / xrange, col = i % xrange;
+    int xsize = p->size - row * xrange < xrange ? p->size - row * xrange : xrange;
+    int ysize = (p->size - col + xrange - 1) / xrange;
+    *xaxis_team = make_team(p->start + row * xrange * p->stride, p->stride, xsize, slots[0], xaxis_config, xaxis_mask);
+    *yaxis_team = make_team(p->start + col * p->stride, p->stride * xrange, ysize, slots[1], yaxis_config, yaxis_mask);
+    return 0;
+}
+
+LSHM_DEF(void, shmem_team_destroy, (shmem_team_t team))
+{
+    if (!team || team == SHMEM_TEAM_WORLD || team == SHMEM_TEAM_SHARED)
+        return; /* the predefined teams cannot be destroyed */
+    lshm_team_t *t = lshm_team(CALL, team);
+    lshm.slots_used &= ~(1u << t->slot);
+    t->magic = 0;
+    free(t);
+}
+
+/* ---- contexts ---- */
+
+static int new_ctx(lshm_team_t *t, long options, shmem_ctx_t *ctx)
+{
+    lshm_ctx_t *c = calloc(1, sizeof *c);
+    if (!c) {
+        *ctx = SHMEM_CTX_INVALID;
+        return -1;
+    }
+    *c = (lshm_ctx_t){LSHM_CTX_MAGIC, t, options};
+    t->nctx++;
+    *ctx = (shmem_ctx_t)c;
+    return 0;
+}
+
+LSHM_DEF(int, shmem_ctx_create, (long options, shmem_ctx_t *ctx))
+{
+    lshm_require_init(CALL);
+    if (!ctx)
+        lshm_fatal(CALL, "ctx is NULL");
+    return new_ctx(&lshm.world, options, ctx);
+}
+
+LSHM_DEF(int, shmem_team_create_ctx, (shmem_team_t team, long options, shmem_ctx_t *ctx))
+{
+    lshm_require_init(CALL);
+    if (!ctx)
+        lshm_fatal(CALL, "ctx is NULL");
+    *ctx = SHMEM_CTX_INVALID;
+    if (!team)
+        return -1;
+    return new_ctx(lshm_team(CALL, team), options, ctx);
+}
+
+LSHM_DEF(void, shmem_ctx_destroy, (shmem_ctx_t ctx))
+{
+    if (!ctx || ctx == SHMEM_CTX_DEFAULT)
+        return;
+    lshm_ctx_t *c = lshm_ctx(CALL, ctx);
+    lshm_quiet(); /* destroying a context completes its operations */
+    c->team->nctx--;
+    c->magic = 0;
+    free(c);
+}
+
+LSHM_DEF(int, shmem_ctx_get_team, (shmem_ctx_t ctx, shmem_team_t *team))
+{
+    if (!team)
+        return -1;
+    if (!ctx) {
+        *team = SHMEM_TEAM_INVALID;
+        return -1;
+    }
+    lshm_team_t *t = lshm_ctx(CALL, ctx)->team;
+    *team = t == &lshm.world ? SHMEM_TEAM_WORLD : t == &lshm.shared ? SHMEM_TEAM_SHARED : (shmem_team_t)t;
+    return 0;
+}
