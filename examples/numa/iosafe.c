@@ -1,5 +1,6 @@
-/* The access sampler must be invisible to the program: I/O system calls on
- * large heap buffers (read/write/fread/fwrite/readv/writev) never see EFAULT,
+/* The access sampler must be invisible to the program: system calls on
+ * large heap buffers (read/write/fread/fwrite/readv/writev, the local side of
+ * process_vm_readv, move_pages's arrays) never see EFAULT,
  * and the program's own SIGSEGV handler still gets its own faults. Exit 0
  * when all held. Run under `locus profile --access-rate 20000` by the tests. */
 #include <setjmp.h>
@@ -8,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <numaif.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
@@ -26,10 +28,24 @@ static void on_segv(int sig)
 }
 
 static volatile long sink;
+static char small[CHUNK / 2]; /* not tracked: the remote side of process_vm_readv */
 
-static int io_round(char *buf, int fds[2], FILE *zero)
+/* Where the pages of buf are (each asked 32 times: arrays large enough to
+ * be tracked and sampled themselves). */
+#define NPAGES (32 * SIZE / 4096)
+static int placement(char *buf, void **pages, int *status)
+{
+    for (size_t i = 0; i < NPAGES; i++)
+        pages[i] = buf + i % (SIZE / 4096) * 4096;
+    return move_pages(0, NPAGES, pages, NULL, status, 0) == 0 ? 0 : 6;
+}
+
+static int io_round(char *buf, int fds[2], FILE *zero, void **pages, int *status)
 {
     long sum = 0;
+    int rc = placement(buf, pages, status);
+    if (rc)
+        return rc;
     for (size_t i = 0; i < SIZE; i += 4096) /* plain loads: these get sampled */
         sum += buf[i];
     sink += sum;
@@ -43,6 +59,9 @@ static int io_round(char *buf, int fds[2], FILE *zero)
             return 3;
         if (fread(buf + off, 1, CHUNK, zero) != CHUNK)
             return 4;
+        struct iovec l = {buf + off, sizeof small}, r = {small, sizeof small};
+        if (process_vm_readv(getpid(), &l, 1, &r, 1, 0) != (ssize_t)sizeof small)
+            return 7;
     }
     return 0;
 }
@@ -50,9 +69,11 @@ static int io_round(char *buf, int fds[2], FILE *zero)
 int main(void)
 {
     char *buf = malloc(SIZE);
+    void **pages = malloc(NPAGES * sizeof *pages);
+    int *status = malloc(NPAGES * sizeof *status);
     int fds[2];
     FILE *zero = fopen("/dev/zero", "r");
-    if (!buf || pipe(fds) || !zero)
+    if (!buf || !pages || !status || pipe(fds) || !zero)
         return 10;
     setvbuf(zero, NULL, _IONBF, 0); /* fread straight into buf */
     memset(buf, 1, SIZE);
@@ -60,7 +81,7 @@ int main(void)
     clock_gettime(CLOCK_MONOTONIC, &t0);
     int rounds = 0;
     do {
-        int rc = io_round(buf, fds, zero);
+        int rc = io_round(buf, fds, zero, pages, status);
         if (rc) {
             perror("iosafe: I/O on a sampled buffer failed");
             return rc;

@@ -9,11 +9,12 @@
 
 /* Launchers, in the order they are trusted: PMIx (Open MPI 5, PRRTE,
  * Slurm's PMIx), Open MPI 4's own, the PMI-1/2 family (MPICH, Intel MPI,
- * hydra), Slurm's srun. */
+ * hydra), locus run, Slurm's srun. */
 static const char *const RANK_VARS[][2] = {
     {"PMIX_RANK", "PMIX_SIZE"}, /* PMIX_SIZE is not always set: see below */
     {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
     {"PMI_RANK", "PMI_SIZE"},
+    {"LOCUS_RANK", "LOCUS_SIZE"}, /* locus run */
     {"SLURM_PROCID", "SLURM_NTASKS"},
 };
 

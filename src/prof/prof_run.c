@@ -163,6 +163,10 @@ static void child_env(const prof_session_t *s, int mask)
     setenv("LOCUS_PROF_ACCESS_RATE", buf, 1);
     snprintf(buf, sizeof buf, "%d", s->opt.depth);
     setenv("LOCUS_PROF_DEPTH", buf, 1);
+    /* `locus profile -- mpirun ...`: the ranks below are in a job this
+     * process is not; with samplers auto each of them leaves access off */
+    bool auto_samplers = !strcmp(s->opt.samplers ? s->opt.samplers : "auto", "auto");
+    setenv("LOCUS_PROF_ACCESS_IN_JOB", auto_samplers ? "off" : "on", 1);
     if (s->opt.shim) {
         const char *old = getenv("LD_PRELOAD");
         char *v = NULL;

@@ -476,6 +476,23 @@ static void *raw_map(size_t n)
     return p == MAP_FAILED ? NULL : p;
 }
 
+/* A rank of a job started below `locus profile` (samplers auto): other
+ * ranks may read its memory directly (process_vm_readv, RDMA), and an armed
+ * page would fail their call. The same variables as prof_job.c. */
+static int in_job_without_access(void)
+{
+    static const char *const vars[] = {"PMIX_RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "LOCUS_RANK"};
+    const char *mode = getenv("LOCUS_PROF_ACCESS_IN_JOB");
+    if (!mode || strcmp(mode, "off"))
+        return 0;
+    for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) {
+        const char *v = getenv(vars[i]);
+        if (v && *v)
+            return 1;
+    }
+    return 0;
+}
+
 static void shim_init(void);
 __attribute__((constructor)) static void shim_init(void)
 {
@@ -486,6 +503,8 @@ __attribute__((constructor)) static void shim_init(void)
     S.page = (size_t)sysconf(_SC_PAGESIZE);
     uint64_t min_alloc = env_u64("LOCUS_PROF_MIN_ALLOC", SHIM_DEFAULT_MIN_ALLOC);
     S.access_rate = env_u64("LOCUS_PROF_ACCESS_RATE", 1000);
+    if (in_job_without_access())
+        S.access_rate = 0;
     S.depth = env_u64("LOCUS_PROF_DEPTH", 8);
     if (S.depth > LPROF_MAX_FRAMES)
         S.depth = LPROF_MAX_FRAMES;

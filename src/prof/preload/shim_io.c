@@ -3,14 +3,18 @@
  * common I/O calls a program makes through the PLT) unprotect the buffer's
  * armed pages first and keep the sampler from arming them until the call
  * returns. Covered: read write pread pwrite (and the *64 names) readv writev
- * preadv pwritev recv recvfrom send sendto recvmsg sendmsg fread fwrite.
+ * preadv pwritev recv recvfrom send sendto recvmsg sendmsg fread fwrite,
+ * process_vm_readv/writev (the local side: MPI's CMA single copy) and
+ * libnuma's move_pages (its page and status arrays: a placement check).
  * Not covered (documented in docs/PROFILER.md): calls libc makes internally
  * (e.g. stdio refilling its own buffer — those buffers are small and not
- * tracked unless setvbuf gave a large one), raw syscall(2), io_uring, and
- * other system calls taking user buffers (e.g. getdents, process_vm_*). */
+ * tracked unless setvbuf gave a large one), raw syscall(2), io_uring, other
+ * system calls taking user buffers (e.g. getdents), and the remote side of
+ * another process's process_vm_readv/writev into this one. */
 #include "shim.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <stdio.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -114,6 +118,10 @@ REAL(read); REAL(write); REAL(pread); REAL(pwrite); REAL(pread64); REAL(pwrite64
 REAL(readv); REAL(writev); REAL(preadv); REAL(pwritev);
 REAL(recv); REAL(recvfrom); REAL(send); REAL(sendto); REAL(recvmsg); REAL(sendmsg);
 REAL(fread); REAL(fwrite);
+REAL(process_vm_readv); REAL(process_vm_writev);
+/* libnuma's, when the program has it (no header here: same prototype) */
+long move_pages(int pid, unsigned long count, void **pages, const int *nodes, int *status, int flags);
+REAL(move_pages);
 
 void shim_io_resolve(void)
 {
@@ -122,6 +130,7 @@ void shim_io_resolve(void)
     R(readv); R(writev); R(preadv); R(pwritev);
     R(recv); R(recvfrom); R(send); R(sendto); R(recvmsg); R(sendmsg);
     R(fread); R(fwrite);
+    R(process_vm_readv); R(process_vm_writev); R(move_pages);
 #undef R
 }
 
@@ -170,3 +179,35 @@ WRAP_IOV(ssize_t, recvmsg, (int fd, struct msghdr *m, int f), m ? m->msg_iov : N
          (fd, m, f))
 WRAP_IOV(ssize_t, sendmsg, (int fd, const struct msghdr *m, int f), m ? m->msg_iov : NULL,
          m ? (int)m->msg_iovlen : 0, (fd, m, f))
+
+#define WRAP_VM(name)                                                                              \
+    SHIM_EXPORT ssize_t name(pid_t pid, const struct iovec *l, unsigned long ln, const struct iovec *r, \
+                             unsigned long rn, unsigned long f)                                    \
+    {                                                                                              \
+        if (!real_##name)                                                                          \
+            shim_resolve();                                                                        \
+        shim_io_begin_iov(l, ln > 1024 ? 1024 : (int)ln);                                          \
+        ssize_t n = real_##name(pid, l, ln, r, rn, f);                                             \
+        shim_io_end();                                                                             \
+        return n;                                                                                  \
+    }
+WRAP_VM(process_vm_readv)
+WRAP_VM(process_vm_writev)
+
+/* The kernel reads pages[] and nodes[] and writes status[]: an armed page in
+ * any of them would fail the call with EFAULT. */
+SHIM_EXPORT long move_pages(int pid, unsigned long count, void **pages, const int *nodes, int *status, int flags)
+{
+    if (!real_move_pages)
+        shim_resolve();
+    if (!real_move_pages) { /* the program defines no move_pages and links no libnuma: cannot be here */
+        errno = ENOSYS;
+        return -1;
+    }
+    shim_io_begin(pages, count * sizeof *pages);
+    shim_io_begin(nodes, nodes ? count * sizeof *nodes : 0);
+    shim_io_begin(status, status ? count * sizeof *status : 0);
+    long r = real_move_pages(pid, count, pages, nodes, status, flags);
+    shim_io_end();
+    return r;
+}
