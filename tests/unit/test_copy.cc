@@ -299,7 +299,7 @@ TEST(CopySelector, ForcingTheDefaultContextReachesTheInlinePath)
     int k = locus_copy_kernel_find("sse2-ntpf");
     ASSERT_EQ(locus_copy_ctx_force(ctx, k), LOCUS_OK);
     for (int h = 0; h < 4; h++)
-        EXPECT_EQ(locus_copy_memcpy_below_[h], 0u) << "small copies must reach the forced kernel";
+        EXPECT_EQ(locus_copy_memcpy_below_[h], 0u) << "copies from LOCUS_COPY_MEMCPY_ALWAYS_BELOW_ on must reach the forced kernel";
     EXPECT_EQ(locus_copy_ctx_select(ctx, 64, LOCUS_COPY_HINT_NONE), k);
     Buffers b(4096);
     for (size_t len : {0, 1, 64, 1000, 4096})
