@@ -37,7 +37,7 @@ wall() { /usr/bin/time -f "WALL %e" "$@" 2>&1; }
         for mode in full --init-only; do
             arg=""; [ "$mode" = --init-only ] && arg=--init-only
             for i in 1 2 3; do
-                echo "HEAP impl=locus size=$size mode=$mode run=$i $(SHMEM_SYMMETRIC_SIZE=$size wall "$build/bin/locus" run -n 2 -- "$tmp/locus_heap_time" $arg | tr '\n' ' ')"
+                echo "HEAP impl=locus size=$size mode=$mode run=$i $(SHMEM_SYMMETRIC_SIZE=$size wall "$build/bin/locus" run -n 2 --bind core -- "$tmp/locus_heap_time" $arg | tr '\n' ' ')"
                 echo "HEAP impl=openmpi size=$size mode=$mode run=$i $(SMA_SYMMETRIC_SIZE=$size wall oshrun $root --oversubscribe -np 2 "$tmp/ompi_heap_time" $arg | tr '\n' ' ')"
             done
         done
@@ -46,7 +46,8 @@ wall() { /usr/bin/time -f "WALL %e" "$@" 2>&1; }
     done
     for n in 2 4; do
         for i in 1 2 3; do
-            "$build/bin/locus" run -n $n -- "$tmp/locus_isort" 4000000 7
+            bind=none; [ "$n" -le "$(nproc)" ] && bind=core # as oshrun places them
+            "$build/bin/locus" run -n $n --bind $bind -- "$tmp/locus_isort" 4000000 7
             oshrun $root --oversubscribe -np $n "$tmp/ompi_isort" 4000000 7
         done
     done

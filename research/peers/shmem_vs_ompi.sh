@@ -22,7 +22,11 @@ root=""
     echo "# $(date -Is) $(uname -r) $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //') cpus=$(nproc)"
     echo "# git $(git -C "$src" rev-parse --short HEAD 2>/dev/null || echo '?') args: $*"
     for n in ${PES:-2 4}; do
-        "$build/bin/locus" run -n "$n" -- "$tmp/locus_bench" "$@"
+        # the same placement as oshrun's default: one core per PE while they
+        # fit (Open MPI binds to core for np <= 2), unbound when oversubscribed
+        bind=none
+        [ "$n" -le "$(nproc)" ] && bind=core
+        "$build/bin/locus" run -n "$n" --bind $bind -- "$tmp/locus_bench" "$@"
         OMPI_MCA_opal_common_ucx_opal_mem_hooks=0 oshrun $root --oversubscribe -np "$n" "$tmp/ompi_bench" "$@"
     done
 } | tee "$out"
