@@ -1,5 +1,6 @@
 /* The one benchmark record format (schema "locus-bench/1", docs/bench-schema.json):
- * every `locus bench ... --json` (copy, regcache, pingpong, bw, msgrate),
+ * every `locus bench ... --json` (copy, regcache, pingpong, bw, msgrate, rma,
+ * exchange),
  * `locus heap --json`, `locus stream --json`, `locus tune --json` and
  * locus-bench-regcache writes it, and `locus plot` (python/locus/plot.py)
  * draws it.
@@ -19,7 +20,7 @@
  * one bench_json_row / bench_json_peer_row next to each figure printed, the
  * text suppressed, bench_json_end(j, stdout) at the end; then add the tool to
  * tests/py/conftest.py (records) so its output is validated.
- * TODO(rma, shmem): their benchmarks write this record from the start. */
+ * TODO(shmem): its benchmarks write this record from the start. */
 #ifndef LOCUS_TOOLS_BENCH_JSON_H
 #define LOCUS_TOOLS_BENCH_JSON_H
 

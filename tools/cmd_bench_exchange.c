@@ -9,7 +9,14 @@
  * their fate: static (bounce pieces), cache, none (register per put), and
  * "small", the cache with room for half of the live parts (LOCUS_REG_MERGE_MAX
  * 0, LOCUS_REG_MAX_REGIONS), which thrashes. One line per mode: keys/s per
- * rank, round time, registrations per round, ratio to the first mode. */
+ * rank, round time, registrations per round, ratio to the first mode.
+ * --json: rank 0 writes the benchmark record instead (tools/bench_json.h,
+ * docs/bench-schema.json), x the mode (x_unit "reg mode", drawn as bars):
+ * metric "key rate per rank" (Mkeys/s, median round; round_ms and the ratio
+ * to the first mode in extra), metric "registrations" (per round, mean);
+ * keys, rounds, live, modes in params, the path in the summary. Figures are
+ * rank 0's (every round ends in a barrier: the ranks' rounds take as long). */
+#include "bench_json.h"
 #include "bench_rma.h"
 #include "cli.h"
 
@@ -33,6 +40,7 @@ typedef struct {
 typedef struct {
     long keys;
     int rounds, live, nmodes;
+    bool json;
     xmode_t modes[8];
 } xopts_t;
 
@@ -43,9 +51,11 @@ typedef struct {
 static void usage(FILE *out)
 {
     fprintf(out, "usage: locus run -n N -- locus bench exchange [--keys N] [--rounds R] [--live K]\n"
-                 "         [--modes static,cache,none,small]\n"
+                 "         [--modes static,cache,none,small] [--json]\n"
                  "  keys per rank per round (default 1M), timed rounds (default 10) after --live warm-up ones,\n"
-                 "  arrays kept allocated (default 4); modes run in order, ratios to the first\n");
+                 "  arrays kept allocated (default 4); modes run in order, ratios to the first\n"
+                 "  --json  rank 0 writes the benchmark record (docs/bench-schema.json) instead of the\n"
+                 "          RESULT lines: keys/s per rank and registrations per round for each mode\n");
 }
 
 static int parse(int argc, char **argv, xopts_t *o)
@@ -57,6 +67,8 @@ static int parse(int argc, char **argv, xopts_t *o)
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage(stdout);
             return 0;
+        } else if (!strcmp(a, "--json")) {
+            o->json = true;
         } else if (!strcmp(a, "--keys") && v) {
             if (locus_parse_size(argv[++i], &s) || s < 1 || s > (1ull << 28))
                 return cli_usage_error("bench", "--keys %s: expected 1..256M (K/M suffixes)", v);
@@ -196,7 +208,9 @@ static locus_status_t rounds(xctx_t *x, const xopts_t *o, xresult_t *res)
     return st;
 }
 
-static locus_status_t run_mode(locus_boot_t *b, const xopts_t *o, const xmode_t *m, xresult_t *res, bool *nic)
+/* json: the record that takes the layer's notes (those not in seen yet). */
+static locus_status_t run_mode(locus_boot_t *b, const xopts_t *o, const xmode_t *m, xresult_t *res, bool *nic,
+                               bench_json_t *json, char *seen, size_t seen_size)
 {
     locus_rma_attr_t a;
     locus_rma_attr_init(&a);
@@ -216,6 +230,7 @@ static locus_status_t run_mode(locus_boot_t *b, const xopts_t *o, const xmode_t 
         return st;
     for (int q = 0; q < x.np; q++)
         *nic |= !locus_rma_is_local(x.r, q);
+    rma_bench_json_notes(json, locus_rma_notes(x.r), seen, seen_size);
     char *heap = locus_rma_heap_base(x.r);
     x.counter = (uint64_t *)heap;
     x.recv = (uint64_t *)(heap + 4096);
@@ -251,7 +266,18 @@ int locus_bench_exchange(int argc, char **argv)
     if (st)
         return cli_fail("bench", st);
     int me = locus_boot_rank(b);
-    if (me == 0) {
+    bench_json_t *json = NULL;
+    if (me == 0 && o.json) {
+        json = bench_json_begin("exchange");
+        char modes[128] = "";
+        for (int i = 0; i < o.nmodes; i++)
+            snprintf(modes + strlen(modes), sizeof modes - strlen(modes), "%s%s", i ? "," : "", o.modes[i].name);
+        bench_json_param_num(json, "keys", (double)o.keys);
+        bench_json_param_num(json, "rounds", o.rounds);
+        bench_json_param_num(json, "live", o.live);
+        bench_json_param_str(json, "modes", modes);
+        bench_json_param_num(json, "processes", locus_boot_size(b));
+    } else if (me == 0) {
         rma_bench_print_machine();
         printf("# locus bench exchange: %d ranks, %ld keys (%ld KiB) per rank per round, %d rounds (median), "
                "%d arrays live\n", locus_boot_size(b), o.keys, o.keys * 8 / 1024, o.rounds, o.live);
@@ -264,16 +290,31 @@ int locus_bench_exchange(int argc, char **argv)
     warm.rounds = 1;
     xresult_t first = {0};
     bool nic0 = false;
-    st = run_mode(b, &warm, &o.modes[0], &first, &nic0);
+    char seen[4096] = "";
+    st = run_mode(b, &warm, &o.modes[0], &first, &nic0, json, seen, sizeof seen);
+    if (json)
+        bench_json_summary_str(json, "path", nic0 ? "nic" : "local");
     for (int i = 0; i < o.nmodes && !st; i++) {
         xresult_t res = {0};
         bool nic = false;
-        st = run_mode(b, &o, &o.modes[i], &res, &nic);
+        st = run_mode(b, &o, &o.modes[i], &res, &nic, json, seen, sizeof seen);
         if (st)
             break;
         if (i == 0)
             first = res;
-        if (me == 0)
+        if (json) {
+            bench_row_t row = {.series = "locus", .metric = "key rate per rank", .x_cat = o.modes[i].name,
+                               .x_unit = "reg mode", .y = res.keys_per_s / 1e6, .y_unit = "Mkeys/s",
+                               .stat = "median", .n = o.rounds};
+            bench_json_row(json, &row);
+            bench_json_extra_num(json, "round_ms", res.round_ms);
+            bench_json_extra_num(json, "ratio", res.keys_per_s / first.keys_per_s);
+            bench_json_extra_str(json, "ratio_to", o.modes[0].name);
+            row = (bench_row_t){.series = "locus", .metric = "registrations", .x_cat = o.modes[i].name,
+                                .x_unit = "reg mode", .y = res.regs_per_round, .y_unit = "per round",
+                                .stat = "mean", .n = o.rounds};
+            bench_json_row(json, &row);
+        } else if (me == 0)
             printf("RESULT tool=locus_exchange mode=%s path=%s ranks=%d keys=%ld keys_per_s_rank=%.0f round_ms=%.3f "
                    "regs_per_round=%.2f ratio_to_%s=%.3f\n", o.modes[i].name, nic ? "nic" : "local",
                    locus_boot_size(b), o.keys, res.keys_per_s, res.round_ms, res.regs_per_round, o.modes[0].name,
@@ -282,6 +323,8 @@ int locus_bench_exchange(int argc, char **argv)
     }
     if (st)
         rc = cli_fail("bench", st);
+    if (json && (st ? bench_json_end(json, stderr) : bench_json_end(json, stdout)))
+        rc = rc > 0 ? rc : 1;
     locus_boot_fini(b);
     return rc < 0 ? 0 : rc;
 }

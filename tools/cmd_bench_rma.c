@@ -13,7 +13,14 @@
  * adds lat_typ_us, the median, as perftest's "typical".
  * Lines: "RESULT tool=locus_rma test=... bytes=... lat_us=... | bw_MBps=..."
  * with path (local: copies into the mapped heap, nic), mem and reg.
+ * --json: rank 0 (the one measuring) writes the benchmark record instead
+ * (tools/bench_json.h, docs/bench-schema.json): metric "latency" (us) with
+ * series "put" (one-way), "get" and "fetch-add" (at 8 B), metric "bandwidth"
+ * (GB/s) with series "put_nbi", one row per size; iters (and lat_typ_us
+ * through the NIC) in each row's extra; mem, reg, window... in params, the
+ * path in the summary, the layer's notes as notes.
  * (exchange: tools/cmd_bench_exchange.c) */
+#include "bench_json.h"
 #include "bench_rma.h"
 #include "cli.h"
 
@@ -22,6 +29,7 @@
 #include "core/clock.h"
 #include "core/config.h"
 
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,8 +42,9 @@ typedef struct {
     size_t sizes[64];
     int nsizes, reps, window, tests;
     double time;
-    bool heap_mem;
+    bool heap_mem, json;
     locus_rma_reg_t reg;
+    char sizes_text[512];
 } rma_opts_t;
 
 static int cmp_double(const void *a, const void *b)
@@ -67,6 +76,27 @@ void rma_bench_print_machine(void)
     printf("# cpu: %s; kernel %s\n", model, u.release);
 }
 
+void rma_bench_json_notes(bench_json_t *j, const char *notes, char *seen, size_t seen_size)
+{
+    while (j && notes && *notes) {
+        size_t n = strcspn(notes, "\n"), len = seen ? strlen(seen) : 0;
+        bool dup = false;
+        for (const char *p = seen; p && *p && !dup; p += strcspn(p, "\n") + 1)
+            dup = strcspn(p, "\n") == n && !strncmp(p, notes, n);
+        if (n && !dup) {
+            bench_json_note(j, "%.*s", (int)n, notes);
+            if (seen && len + n + 2 <= seen_size)
+                snprintf(seen + len, seen_size - len, "%.*s\n", (int)n, notes);
+        }
+        notes += n + (notes[n] == '\n');
+    }
+}
+
+const char *rma_bench_reg_name(locus_rma_reg_t reg)
+{
+    return reg == LOCUS_RMA_REG_CACHE ? "cache" : reg == LOCUS_RMA_REG_STATIC ? "static" : "none";
+}
+
 static int parse_reg(const char *v, locus_rma_reg_t *out)
 {
     int c;
@@ -81,12 +111,14 @@ static void usage_rma(FILE *out)
     fprintf(out,
             "usage: locus run -n 2 -- locus bench rma [--sizes LIST | --min S --max S] [--reps R]\n"
             "         [--time S] [--window W] [--mem heap|private] [--reg cache|static|none]\n"
-            "         [--tests put,get,bw,amo]\n"
+            "         [--tests put,get,bw,amo] [--json]\n"
             "  rank 0 measures against rank 1: put ping-pong (one-way latency), blocking get,\n"
             "  put bandwidth (windows of put_nbi + flush), 64-bit fetch-add latency\n"
             "  --mem    local buffers in the symmetric heap (default) or from malloc\n"
             "  --reg    LOCUS_RMA_REG for buffers outside the heap (NIC peers only)\n"
-            "  --time   seconds per repetition (default 0.1); --reps (default 5); --window (64)\n");
+            "  --time   seconds per repetition (default 0.1); --reps (default 5); --window (64)\n"
+            "  --json   rank 0 writes the benchmark record (docs/bench-schema.json) instead of the\n"
+            "           RESULT lines: latency (us) of put/get/fetch-add and put bandwidth (GB/s) by size\n");
 }
 
 static int parse_rma(int argc, char **argv, rma_opts_t *o)
@@ -99,6 +131,8 @@ static int parse_rma(int argc, char **argv, rma_opts_t *o)
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage_rma(stdout);
             return 0;
+        } else if (!strcmp(a, "--json")) {
+            o->json = true;
         } else if (!strcmp(a, "--sizes") && v) {
             char buf[512];
             snprintf(buf, sizeof buf, "%s", v);
@@ -110,6 +144,7 @@ static int parse_rma(int argc, char **argv, rma_opts_t *o)
                 o->sizes[o->nsizes++] = s;
             }
             list = true;
+            snprintf(o->sizes_text, sizeof o->sizes_text, "%s", v);
             i++;
         } else if ((!strcmp(a, "--min") || !strcmp(a, "--max")) && v) {
             uint64_t s;
@@ -156,6 +191,10 @@ static int parse_rma(int argc, char **argv, rma_opts_t *o)
         o->nsizes = 0;
         for (uint64_t s = lo; s <= hi && o->nsizes < 64; s *= 2)
             o->sizes[o->nsizes++] = s;
+        size_t n = 0;
+        for (int i = 0; i < o->nsizes && n < sizeof o->sizes_text; i++)
+            n += (size_t)snprintf(o->sizes_text + n, sizeof o->sizes_text - n, "%s%zu", i ? "," : "",
+                                  o->sizes[i]);
     }
     return -1;
 }
@@ -170,6 +209,7 @@ typedef struct {
     uint64_t seq;
     double *each; /* NIC peers: each iteration's time (rank 0), for the typical value */
     bool nic;
+    bench_json_t *json; /* --json, rank 0: the record */
 } ctx_t;
 
 static bool wait_flag(ctx_t *c, volatile uint64_t *f, uint64_t v)
@@ -282,6 +322,7 @@ static int measure(ctx_t *c, int test, size_t size, const rma_opts_t *o, const c
      * perftest reports) beside the mean; on-node a clock read per iteration
      * would cost more than the operation */
     char typ[64] = "";
+    double typ_us = NAN;
     if (c->nic && test != T_BW) {
         c->each = calloc((size_t)iters, sizeof *c->each);
         if (!c->each || locus_rma_barrier(c->r) || run_op(c, test, size, iters, o->window)) {
@@ -289,18 +330,34 @@ static int measure(ctx_t *c, int test, size_t size, const rma_opts_t *o, const c
             c->each = NULL;
             return cli_fail("bench", LOCUS_ERR_PEER_FAILED);
         }
-        snprintf(typ, sizeof typ, " lat_typ_us=%.3f", median(c->each, (int)iters) / (test == T_PUT ? 2 : 1) * 1e6);
+        typ_us = median(c->each, (int)iters) / (test == T_PUT ? 2 : 1) * 1e6;
+        snprintf(typ, sizeof typ, " lat_typ_us=%.3f", typ_us);
         free(c->each);
         c->each = NULL;
     }
     if (c->me != 0)
         return 0;
+    double lat_us = med / (double)iters / (test == T_PUT ? 2 : 1) * 1e6;
+    double mbps = (double)size * o->window * iters / med / 1e6;
+    if (c->json) {
+        bench_row_t row = {.series = test == T_PUT ? "put" : test == T_GET ? "get" : test == T_AMO ? "fetch-add" : "put_nbi",
+                           .metric = test == T_BW ? "bandwidth" : "latency", .x = test == T_AMO ? 8 : (double)size,
+                           .x_unit = "bytes", .y = test == T_BW ? mbps / 1e3 : lat_us,
+                           .y_unit = test == T_BW ? "GB/s" : "us", .stat = "median", .n = o->reps};
+        bench_json_row(c->json, &row);
+        bench_json_extra_num(c->json, "iters", (double)iters);
+        if (test == T_BW)
+            bench_json_extra_num(c->json, "window", o->window);
+        if (!isnan(typ_us))
+            bench_json_extra_num(c->json, "lat_typ_us", typ_us);
+        return 0;
+    }
     if (test == T_BW)
         printf("RESULT tool=locus_rma test=put_bw bytes=%zu window=%d iters=%ld bw_MBps=%.1f %s\n", size, o->window,
-               iters, (double)size * o->window * iters / med / 1e6, tags);
+               iters, mbps, tags);
     else
         printf("RESULT tool=locus_rma test=%s bytes=%zu iters=%ld lat_us=%.3f%s %s\n", test_name(test),
-               test == T_AMO ? (size_t)8 : size, iters, med / (double)iters / (test == T_PUT ? 2 : 1) * 1e6, typ, tags);
+               test == T_AMO ? (size_t)8 : size, iters, lat_us, typ, tags);
     fflush(stdout);
     return 0;
 }
@@ -357,8 +414,25 @@ int locus_bench_rma(int argc, char **argv)
     c.nic = nic;
     char tags[128];
     snprintf(tags, sizeof tags, "path=%s mem=%s reg=%s", nic ? "nic" : "local", o.heap_mem ? "heap" : "private",
-             o.reg == LOCUS_RMA_REG_CACHE ? "cache" : o.reg == LOCUS_RMA_REG_STATIC ? "static" : "none");
-    if (c.me == 0) {
+             rma_bench_reg_name(o.reg));
+    if (c.me == 0 && o.json) {
+        c.json = bench_json_begin("rma");
+        bench_json_param_str(c.json, "sizes", o.sizes_text);
+        bench_json_param_num(c.json, "reps", o.reps);
+        bench_json_param_num(c.json, "time", o.time);
+        bench_json_param_num(c.json, "window", o.window);
+        bench_json_param_str(c.json, "mem", o.heap_mem ? "heap" : "private");
+        bench_json_param_str(c.json, "reg", rma_bench_reg_name(o.reg));
+        char tests[64] = "";
+        for (int t = T_PUT, k = 0; t <= T_AMO; t <<= 1, k++)
+            if (o.tests & t)
+                snprintf(tests + strlen(tests), sizeof tests - strlen(tests), "%s%s", *tests ? "," : "",
+                         (const char *[]){"put", "get", "bw", "amo"}[k]);
+        bench_json_param_str(c.json, "tests", tests);
+        bench_json_param_num(c.json, "processes", locus_rma_size(r));
+        bench_json_summary_str(c.json, "path", nic ? "nic" : "local");
+        rma_bench_json_notes(c.json, locus_rma_notes(r), NULL, 0);
+    } else if (c.me == 0) {
         rma_bench_print_machine();
         printf("# locus bench rma: %d ranks, rank 0 -> rank 1 (%s), median of %d reps of ~%.2f s\n# %s",
                locus_rma_size(r), nic ? "NIC" : "mapped heap", o.reps, o.time, locus_rma_notes(r));
@@ -370,6 +444,8 @@ int locus_bench_rma(int argc, char **argv)
         for (int i = 0; i < (t == T_AMO ? 1 : o.nsizes) && !rc; i++)
             rc = measure(&c, t, o.sizes[i], &o, tags);
     }
+    if (c.json && (rc ? bench_json_end(c.json, stderr) : bench_json_end(c.json, stdout)))
+        rc = rc ? rc : 1;
     if (!o.heap_mem)
         free(c.local);
     st = locus_rma_fini(r);

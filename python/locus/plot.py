@@ -187,6 +187,8 @@ def _draw_bars(ax, panel, tags):
     ys = [y for s in panel["series"].values() for _, y in s["points"] if y > 0]
     if ys and max(ys) / min(ys) > 50:  # 15 ns hits beside 4 us misses: both readable
         ax.set_yscale("log")
+    elif all(y >= 0 for s in panel["series"].values() for _, y in s["points"]):
+        ax.set_ylim(bottom=0)  # counts that are all 0 (no registrations on-node): no negative axis
     ax.set_xticks(range(len(cats)))
     ax.set_xticklabels(cats, rotation=30 if max(len(str(c)) for c in cats) > 7 else 0,
                        ha="right" if max(len(str(c)) for c in cats) > 7 else "center")

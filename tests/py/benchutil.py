@@ -23,10 +23,12 @@ def locus_bin():
     return os.path.join(b, "bin", "locus")
 
 
-def run_json(*args, timeout=300):
-    """Run `locus ARGS --json`; the record, after checking the exit status and a
-    silent stderr (no progress when stderr is not a terminal)."""
-    p = subprocess.run([locus_bin(), *args, "--json"], capture_output=True, text=True, timeout=timeout)
+def run_json(*args, timeout=300, env=None):
+    """Run `locus ARGS --json` (env: variables added to the environment); the
+    record, after checking the exit status and a silent stderr (no progress
+    when stderr is not a terminal)."""
+    p = subprocess.run([locus_bin(), *args, "--json"], capture_output=True, text=True, timeout=timeout,
+                       env=dict(os.environ, **env) if env else None)
     assert p.returncode == 0, p.stderr
     assert p.stderr == "", p.stderr
     return json.loads(p.stdout)

@@ -10,9 +10,14 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from benchutil import locus_bin, run_json  # noqa: E402
 
 
-def run_shm_json(what, *args):
-    """`locus bench pingpong|bw|msgrate` between the 2 processes of `locus run -n 2`."""
-    return run_json("run", "-n", "2", "--", locus_bin(), "bench", what, *args)
+def run_shm_json(what, *args, env=None):
+    """`locus bench pingpong|bw|msgrate|rma|exchange` between the 2 processes of `locus run -n 2`."""
+    return run_json("run", "-n", "2", "--", locus_bin(), "bench", what, *args, env=env)
+
+
+# a small symmetric heap: the default 256 MiB costs seconds per handle on a
+# loaded machine, and exchange makes one per mode
+SMALL_RMA_HEAP = {"LOCUS_RMA_HEAP_SIZE": "8M"}
 
 
 @pytest.fixture(scope="session")
@@ -28,6 +33,10 @@ def records():
         "pingpong": run_shm_json("pingpong", "--sizes", "0,8,1K,64K,1M", "--reps", "1"),
         "bw": run_shm_json("bw", "--sizes", "8,64K,1M", "--reps", "1", "--window", "8"),
         "msgrate": run_shm_json("msgrate", "--sizes", "8,1K", "--reps", "1", "--mem", "private"),
+        # rma and exchange over locus rma between the 2 ranks (on-node: the mapped heaps)
+        "rma": run_shm_json("rma", "--sizes", "8,4K", "--reps", "1", "--time", "0.002", "--window", "4",
+                            env=SMALL_RMA_HEAP),
+        "exchange": run_shm_json("exchange", "--keys", "4K", "--rounds", "2", "--live", "2", env=SMALL_RMA_HEAP),
     }
 
 

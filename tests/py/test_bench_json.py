@@ -23,7 +23,7 @@ def test_documented_schema_is_the_shipped_one():
 
 
 @pytest.mark.parametrize("name", ["copy", "heap", "heap-compare", "stream", "regcache", "pingpong", "bw",
-                                  "msgrate"])
+                                  "msgrate", "rma", "exchange"])
 def test_real_output_validates(records, name):
     rec = records[name]
     bench.validate(rec, name)
@@ -110,6 +110,54 @@ def test_shm_rows(records, name, metric, unit, sizes, extras):
     assert ("window" in p) == (name != "pingpong")
     cpus = os.cpu_count()
     assert all(0 <= rec["summary"][k] < cpus for k in ("cpu_rank0", "cpu_rank1"))
+
+
+def test_rma_rows(records):
+    """Latency (us) of put/get by size and fetch-add at 8 B, put_nbi bandwidth
+    (GB/s) by size; the run's parameters, the path and the layer's notes."""
+    rec = records["rma"]
+    assert rec["benchmark"] == "rma" and rec["peers"] == []
+    rows = rec["rows"]
+    lat = [(r["series"], r["x"]) for r in rows if r["metric"] == "latency"]
+    assert lat == [("put", 8), ("put", 4096), ("get", 8), ("get", 4096), ("fetch-add", 8)], lat
+    bw = [(r["series"], r["x"]) for r in rows if r["metric"] == "bandwidth"]
+    assert bw == [("put_nbi", 8), ("put_nbi", 4096)], bw
+    for r in rows:
+        assert r["x_unit"] == "bytes" and r["y_unit"] == ("GB/s" if r["metric"] == "bandwidth" else "us"), r
+        assert r["stat"] == "median" and r["n"] == 1 and r["y"] > 0, r
+        assert r["extra"]["iters"] >= 4, r
+        assert ("window" in r["extra"]) == (r["metric"] == "bandwidth"), r
+        assert "lat_typ_us" not in r["extra"], r  # on-node: no per-operation pass
+    p = rec["params"]
+    assert (p["sizes"], p["reps"], p["time"], p["window"], p["mem"], p["tests"], p["processes"]) == \
+        ("8,4K", 1, 0.002, 4, "heap", "put,get,bw,amo", 2)
+    assert p["reg"] in ("cache", "static", "none")
+    assert rec["summary"] == {"path": "local"}
+    assert any(n.startswith("heap: ") for n in rec["notes"]) and all("\n" not in n for n in rec["notes"])
+
+
+def test_exchange_rows(records):
+    """Per reg mode (categorical x, in the order run): keys/s per rank with the
+    round time and the ratio to the first mode, registrations per round."""
+    rec = records["exchange"]
+    assert rec["benchmark"] == "exchange" and rec["peers"] == []
+    modes = ["static", "cache", "none", "small"]
+    rate = [r for r in rec["rows"] if r["metric"] == "key rate per rank"]
+    regs = [r for r in rec["rows"] if r["metric"] == "registrations"]
+    assert [r["x"] for r in rate] == modes and [r["x"] for r in regs] == modes
+    for r in rate:
+        assert (r["series"], r["x_unit"], r["y_unit"], r["stat"], r["n"]) == \
+            ("locus", "reg mode", "Mkeys/s", "median", 2), r
+        assert r["y"] > 0 and r["extra"]["ratio_to"] == "static", r
+        # keys per round / round time = the rate
+        assert r["y"] == pytest.approx(4096 / r["extra"]["round_ms"] / 1e3, rel=0.01), r
+    assert rate[0]["extra"]["ratio"] == 1
+    assert all(r["extra"]["ratio"] == pytest.approx(r["y"] / rate[0]["y"], rel=0.01) for r in rate)
+    assert all((r["y_unit"], r["stat"]) == ("per round", "mean") and r["y"] >= 0 for r in regs)
+    assert rec["params"] == {"keys": 4096, "rounds": 2, "live": 2, "modes": ",".join(modes), "processes": 2}
+    assert rec["summary"] == {"path": "local"}
+    heap = [n for n in rec["notes"] if n.startswith("heap: ")]
+    assert len(heap) == 1, rec["notes"]  # every mode's handle says it: noted once
 
 
 def test_shm_usage_errors_are_one_line():

@@ -75,6 +75,22 @@ def test_scales_follow_the_kind(records, pingpong, tmp_path):
     assert drawn[0]["labels"] == ["locus heap (median)", "locus heap (best)"]
 
 
+def test_rma_curves_and_exchange_bars(records, tmp_path):
+    """rma: latency (log-log) and bandwidth curves by size, like pingpong and bw;
+    exchange: bars per reg mode."""
+    out = str(tmp_path / "rma.svg")
+    drawn = plot.draw([records["rma"], records["exchange"]], out)
+    kinds = {(p["benchmark"], p["metric"]): (p["categorical"], p["x_unit"], p["labels"]) for p in drawn}
+    assert kinds == {
+        ("rma", "latency"): (False, "bytes", ["put", "get", "fetch-add"]),
+        ("rma", "bandwidth"): (False, "bytes", ["put_nbi"]),
+        ("exchange", "key rate per rank"): (True, "reg mode", ["locus"]),
+        ("exchange", "registrations"): (True, "reg mode", ["locus"]),
+    }, kinds
+    text = _svg_text(out)
+    assert all(w in text for w in ("rma: latency", "exchange: key rate per rank", "small", "4K", "Mkeys/s")), text
+
+
 def test_several_hosts_are_named(records, tmp_path):
     intel = records["copy"]
     amd = copy.deepcopy(intel)
