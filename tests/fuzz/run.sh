@@ -9,6 +9,7 @@
 set -uo pipefail
 src="$(cd "$(dirname "$0")/../.." && pwd)"
 out="${1:-$src/build/fuzz-build}"
+mkdir -p "$out" && out="$(cd "$out" && pwd)" # the harnesses run from $out/crashes
 shift || true
 secs="${FUZZ_SECONDS:-30}"
 if ! command -v clang >/dev/null; then
