@@ -175,6 +175,7 @@ static bool container(rd_t *r, pj_t *out, char close)
         pj_t kid;
         if (!value(r, &kid)) {
             free(key);
+            pj_clear(&kid); /* what it held before the error */
             return false;
         }
         if (!push(out, &kid, key)) {
