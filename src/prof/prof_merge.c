@@ -235,7 +235,7 @@ static int cmp_own(const void *a, const void *b)
 {
     const mfind_t *x = a, *y = b;
     if (x->rank != y->rank)
-        return x->rank - y->rank;
+        return x->rank < y->rank ? -1 : 1; /* not a difference: ranks come from the files, any int */
     bool ax = !strcmp(x->pattern, "away"), ay = !strcmp(y->pattern, "away"); /* the profile's own findings first */
     if (ax != ay)
         return ax - ay;
@@ -340,7 +340,11 @@ static void analyse(merge_t *m)
     own_findings(m);
 }
 
-static int cmp_rank(const void *a, const void *b) { return ((const mrank_t *)a)->rank - ((const mrank_t *)b)->rank; }
+static int cmp_rank(const void *a, const void *b)
+{
+    int x = ((const mrank_t *)a)->rank, y = ((const mrank_t *)b)->rank;
+    return (x > y) - (x < y);
+}
 
 static void merge_free(merge_t *m)
 {
