@@ -5,7 +5,12 @@
  * (on a synthetic 4-node machine, so the multi-node paths run), written as
  * a profile and as the terminal report. Any content must give a profile,
  * never a crash, and the profile must be JSON that `locus profile --merge`
- * reads back. */
+ * reads back.
+ * What perf's side-band would have said, the mappings, is the one thing
+ * the session gets besides the log: every process of the log has
+ * fuzz_shimlog_prog mapped where its ELF file puts it (not PIE), so the
+ * seeds, logs of that program (shimlog_prog.c says how they are made),
+ * resolve to its functions, source lines and globals. */
 #include "fuzz.h"
 
 #include "prof/prof_internal.h"
@@ -14,9 +19,14 @@
 #include <locus/prof.h>
 #include <locus/topo.h>
 
+#include <elf.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#ifndef LOCUS_FUZZ_SHIMLOG_PROG
+#error "LOCUS_FUZZ_SHIMLOG_PROG: the path of fuzz_shimlog_prog (tests/fuzz/CMakeLists.txt)"
+#endif
 
 static locus_topo_t *topo;
 static locus_prof_options_t opts;
@@ -24,8 +34,57 @@ static FILE *devnull;
 static char dir[64], log_path[128], out_path[128];
 static char *argv0[] = {"fuzz_shimlog", "--flag", NULL};
 
+/* fuzz_shimlog_prog's segments: file-backed up to the file's bytes, the
+ * .bss tail anonymous after them (as the loader maps them) */
+static prof_map_t prog[16];
+static int nprog;
+
+static void prog_maps(void)
+{
+    FILE *f = fopen(LOCUS_FUZZ_SHIMLOG_PROG, "rb");
+    Elf64_Ehdr eh;
+    if (!f || fread(&eh, sizeof eh, 1, f) != 1 || memcmp(eh.e_ident, ELFMAG, SELFMAG))
+        abort(); /* built beside the harness */
+    for (int i = 0; i < eh.e_phnum && nprog + 2 <= 16; i++) {
+        Elf64_Phdr ph;
+        if (fseek(f, (long)(eh.e_phoff + (uint64_t)i * eh.e_phentsize), SEEK_SET) || fread(&ph, sizeof ph, 1, f) != 1)
+            abort();
+        if (ph.p_type != PT_LOAD)
+            continue;
+        uint64_t start = ph.p_vaddr & ~0xfffull, file_end = (ph.p_vaddr + ph.p_filesz + 0xfff) & ~0xfffull;
+        uint64_t end = (ph.p_vaddr + ph.p_memsz + 0xfff) & ~0xfffull;
+        uint32_t prot = ((ph.p_flags & PF_R) ? 1 : 0) | ((ph.p_flags & PF_W) ? 2 : 0) | ((ph.p_flags & PF_X) ? 4 : 0);
+        prog[nprog++] = (prof_map_t){0, 0, start, file_end, ph.p_offset & ~0xfffull, 1, 0, 1, prot, NULL};
+        if (end > file_end)
+            prog[nprog++] = (prof_map_t){0, 0, file_end, end, 0, 0, 0, 0, prot, NULL};
+    }
+    fclose(f);
+}
+
+static void add_maps(prof_session_t *s, int pid)
+{
+    for (size_t i = 0; i < s->maps.n; i++)
+        if (s->maps.v[i].pid == pid)
+            return;
+    for (int i = 0; i < nprog; i++) {
+        prof_map_t m = prog[i];
+        m.pid = pid;
+        m.name = strdup(m.ino ? LOCUS_FUZZ_SHIMLOG_PROG : "");
+        VEC_PUSH(s->maps, m);
+    }
+    /* the kernel's names for the rest */
+    prof_map_t heap = {pid, 0, 0x10000000, 0x20000000, 0, 0, 0, 0, 3, strdup("[heap]")};
+    prof_map_t stack = {pid, 0, 0x7ffff0000000, 0x7ffffffff000, 0, 0, 0, 0, 3, strdup("[stack]")};
+    VEC_PUSH(s->maps, heap);
+    VEC_PUSH(s->maps, stack);
+}
+
 static void cleanup(void)
 {
+    if (getenv("FUZZ_SHIMLOG_KEEP")) { /* to look at the profile of one input */
+        fprintf(stderr, "fuzz_shimlog: kept %s\n", out_path);
+        return;
+    }
     unlink(log_path);
     unlink(out_path);
     rmdir(dir);
@@ -45,6 +104,7 @@ static void setup(void)
     opts.shim = "liblocus_prof_preload.so";
     opts.report = devnull;
     opts.output = out_path;
+    prog_maps();
     atexit(cleanup);
 }
 
@@ -87,6 +147,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     s->t_end = 2000000000;
     snprintf(s->ft_detail, sizeof s->ft_detail, "off (not selected)");
     prof_shimlog_read_dir(s);
+    for (size_t i = 0; i < s->starts.n && i < 8; i++)
+        add_maps(s, s->starts.v[i].pid);
     /* as locus_prof_run sets them once the logs are in */
     s->acc_on = s->shim_procs && s->opt.access_rate;
     snprintf(s->acc_detail, sizeof s->acc_detail, "%s", s->acc_on ? "on" : "no data");
