@@ -275,5 +275,12 @@ locus_status_t prof_write_json(const prof_session_t *s, const prof_result_t *r, 
 void prof_print_report(const prof_session_t *s, const prof_result_t *r, FILE *out);
 void prof_session_free(prof_session_t *s);
 
+/* The end of a session once the samples and the shim logs are in (the last
+ * step of locus_prof_run): notes from the logs' counters, attribution,
+ * analysis, the profile to opt.output and the report to opt.report (each
+ * skipped if NULL). Needs no live process: the shim log fuzz harness runs it
+ * on a session that has only a log. */
+locus_status_t prof_session_finish(prof_session_t *s);
+
 
 #endif

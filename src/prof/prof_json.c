@@ -4,6 +4,7 @@
 #include "prof/prof_json.h"
 
 #include <ctype.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -175,6 +176,7 @@ static bool container(rd_t *r, pj_t *out, char close)
         pj_t kid;
         if (!value(r, &kid)) {
             free(key);
+            pj_clear(&kid); /* what it held before the error */
             return false;
         }
         if (!push(out, &kid, key)) {
@@ -291,3 +293,15 @@ const pj_t *pj_at(const pj_t *v, size_t i) { return v && v->t == PJ_ARR && i < v
 size_t pj_len(const pj_t *v) { return v && (v->t == PJ_ARR || v->t == PJ_OBJ) ? v->n : 0; }
 double pj_num(const pj_t *v, double def) { return v && (v->t == PJ_NUM || v->t == PJ_BOOL) ? v->num : def; }
 const char *pj_str(const pj_t *v, const char *def) { return v && v->t == PJ_STR ? v->str : def; }
+
+uint64_t pj_u64(const pj_t *v, uint64_t def)
+{
+    double d = pj_num(v, -1);
+    return d >= 0 && d < 18446744073709551616.0 ? (uint64_t)d : def; /* [0, 2^64) */
+}
+
+int pj_int(const pj_t *v, int def)
+{
+    double d = pj_num(v, (double)INT_MIN - 1);
+    return d > (double)INT_MIN - 1 && d < (double)INT_MAX + 1 ? (int)d : def;
+}

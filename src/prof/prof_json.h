@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 typedef enum { PJ_NULL, PJ_BOOL, PJ_NUM, PJ_STR, PJ_ARR, PJ_OBJ } pj_type_t;
 
@@ -24,6 +25,11 @@ const pj_t *pj_get(const pj_t *obj, const char *key); /* NULL if absent or not a
 const pj_t *pj_at(const pj_t *arr, size_t i);
 size_t pj_len(const pj_t *v);
 double pj_num(const pj_t *v, double def);
+/* The number as a count or an int (fraction dropped); def if absent, not a
+ * number, or out of the type's range (negative, NaN, 1e300: a file's number
+ * converted as is would be undefined behaviour). */
+uint64_t pj_u64(const pj_t *v, uint64_t def);
+int pj_int(const pj_t *v, int def);
 const char *pj_str(const pj_t *v, const char *def);
 
 #endif

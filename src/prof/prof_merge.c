@@ -58,7 +58,7 @@ static void rank_run_nodes(mrank_t *r, const pj_t *p)
     for (size_t i = 0; i < pj_len(th); i++) {
         const pj_t *nodes = pj_get(pj_at(th, i), "nodes");
         if (pj_len(nodes)) { /* the node it ran on most */
-            int k = node_index(r, (int)pj_num(pj_at(nodes, 0), -1));
+            int k = node_index(r, pj_int(pj_at(nodes, 0), -1));
             if (k >= 0 && k < 64)
                 r->run_nodes |= 1ull << k;
         }
@@ -87,7 +87,7 @@ static void rank_policy(mrank_t *r, const pj_t *p)
     int n = snprintf(r->policy, sizeof r->policy, "%s to node ", mode);
     const pj_t *nodes = pj_get(pol, "nodes");
     for (size_t i = 0; i < pj_len(nodes) && n > 0 && (size_t)n < sizeof r->policy; i++)
-        n += snprintf(r->policy + n, sizeof r->policy - (size_t)n, "%s%d", i ? "," : "", (int)pj_num(pj_at(nodes, i), -1));
+        n += snprintf(r->policy + n, sizeof r->policy - (size_t)n, "%s%d", i ? "," : "", pj_int(pj_at(nodes, i), -1));
 }
 
 static void add_var(merge_t *m, mrank_t *r, const pj_t *v)
@@ -115,17 +115,17 @@ static void add_var(merge_t *m, mrank_t *r, const pj_t *v)
     mper_t per;
     memset(&per, 0, sizeof per);
     per.rank = r->rank;
-    per.bytes = (uint64_t)pj_num(pj_get(v, "bytes"), 0);
+    per.bytes = pj_u64(pj_get(v, "bytes"), 0);
     const pj_t *pbn = pj_get(v, "pages_by_node");
     for (size_t k = 0; k < pj_len(pbn) && k < MN; k++) {
-        per.by_node[k] = (uint64_t)pj_num(pj_at(pbn, k), 0);
+        per.by_node[k] = pj_u64(pj_at(pbn, k), 0);
         per.pages += per.by_node[k];
         if (k < 64 && (r->run_nodes >> k & 1))
             per.local += per.by_node[k];
     }
     const pj_t *acc = pj_get(v, "accesses");
-    per.acc = (uint64_t)pj_num(pj_get(acc, "samples"), 0);
-    per.remote = (uint64_t)pj_num(pj_get(acc, "remote"), 0);
+    per.acc = pj_u64(pj_get(acc, "samples"), 0);
+    per.remote = pj_u64(pj_get(acc, "remote"), 0);
     snprintf(per.pattern, sizeof per.pattern, "%s", pj_str(pj_get(v, "pattern"), ""));
     snprintf(per.finding, sizeof per.finding, "%s", pj_str(pj_get(v, "finding"), ""));
     r->pages += per.pages;
@@ -169,20 +169,20 @@ static locus_status_t read_rank(merge_t *m, const char *path, int idx)
     mrank_t r;
     memset(&r, 0, sizeof r);
     const pj_t *job = pj_get(p, "job");
-    r.rank = job && job->t == PJ_OBJ ? (int)pj_num(pj_get(job, "rank"), idx) : idx;
+    r.rank = job && job->t == PJ_OBJ ? pj_int(pj_get(job, "rank"), idx) : idx;
     snprintf(r.host, sizeof r.host, "%s", pj_str(pj_get(p, "host"), "?"));
     snprintf(r.file, sizeof r.file, "%s", path);
     snprintf(r.cmd, sizeof r.cmd, "%s", pj_str(pj_at(pj_get(p, "command"), 0), "?"));
     const pj_t *ex = pj_get(p, "exit");
-    r.exit_status = (int)pj_num(pj_get(ex, "status"), 0);
-    r.exit_signal = (int)pj_num(pj_get(ex, "signal"), 0);
+    r.exit_status = pj_int(pj_get(ex, "status"), 0);
+    r.exit_signal = pj_int(pj_get(ex, "signal"), 0);
     const pj_t *nodes = pj_get(pj_get(p, "machine"), "nodes");
     for (size_t i = 0; i < pj_len(nodes) && i < MN; i++)
-        r.node_id[r.nnodes++] = (int)pj_num(pj_get(pj_at(nodes, i), "id"), (double)i);
+        r.node_id[r.nnodes++] = pj_int(pj_get(pj_at(nodes, i), "id"), (int)i);
     const pj_t *mx = pj_get(p, "access_matrix");
     for (size_t a = 0; a < pj_len(mx) && a < MN; a++)
         for (size_t b = 0; b < pj_len(pj_at(mx, a)) && b < MN; b++) {
-            r.matrix[a][b] = (uint64_t)pj_num(pj_at(pj_at(mx, a), b), 0);
+            r.matrix[a][b] = pj_u64(pj_at(pj_at(mx, a), b), 0);
             r.has_matrix |= r.matrix[a][b] != 0;
         }
     rank_run_nodes(&r, p);
@@ -235,7 +235,7 @@ static int cmp_own(const void *a, const void *b)
 {
     const mfind_t *x = a, *y = b;
     if (x->rank != y->rank)
-        return x->rank - y->rank;
+        return x->rank < y->rank ? -1 : 1; /* not a difference: ranks come from the files, any int */
     bool ax = !strcmp(x->pattern, "away"), ay = !strcmp(y->pattern, "away"); /* the profile's own findings first */
     if (ax != ay)
         return ax - ay;
@@ -340,7 +340,11 @@ static void analyse(merge_t *m)
     own_findings(m);
 }
 
-static int cmp_rank(const void *a, const void *b) { return ((const mrank_t *)a)->rank - ((const mrank_t *)b)->rank; }
+static int cmp_rank(const void *a, const void *b)
+{
+    int x = ((const mrank_t *)a)->rank, y = ((const mrank_t *)b)->rank;
+    return (x > y) - (x < y);
+}
 
 static void merge_free(merge_t *m)
 {

@@ -150,7 +150,9 @@ locus_status_t merge_write_json(const merge_t *m, const char *path)
         const mvar_t *v = &m->vars.v[i];
         fprintf(f, "%s\n    {\"name\": ", i ? "," : "");
         jstr(f, v->name);
-        fprintf(f, ", \"kind\": \"%s\", \"site\": ", v->kind);
+        fprintf(f, ", \"kind\": "); /* as the profile had it: any text */
+        jstr(f, v->kind);
+        fprintf(f, ", \"site\": ");
         jstr(f, v->site);
         fprintf(f, ", \"ranks\": %zu, \"bytes\": %llu, \"pages\": %llu, \"pages_local\": %llu, \"imbalance\": %s, "
                    "\"remote_rank\": %s, \"per_rank\": [",

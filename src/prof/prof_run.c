@@ -355,6 +355,11 @@ static locus_status_t finish(prof_session_t *s, int mask, const char *path)
     } else if (!s->acc_detail[0]) {
         snprintf(s->acc_detail, sizeof s->acc_detail, "off (not selected)");
     }
+    return prof_session_finish(s);
+}
+
+locus_status_t prof_session_finish(prof_session_t *s)
+{
     if (!s->shim_procs && s->opt.shim)
         prof_note(s, "no allocation log: %s; heap variables cannot be named, pages are grouped by mapping",
                   s->shim_status);

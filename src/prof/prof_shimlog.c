@@ -5,6 +5,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,8 +20,10 @@ static prof_alloc_t *find_alloc(prof_session_t *s, int pid, uint64_t addr, uint6
     return NULL;
 }
 
-static void on_alloc(prof_session_t *s, int pid, const lprof_alloc_t *r)
+static void on_alloc(prof_session_t *s, int pid, const lprof_alloc_t *r, size_t len)
 {
+    /* the shim writes only the frames it has: never more than the record holds */
+    size_t have = (len - offsetof(lprof_alloc_t, frames)) / 8;
     prof_alloc_t a;
     memset(&a, 0, sizeof a);
     a.pid = pid;
@@ -31,6 +34,8 @@ static void on_alloc(prof_session_t *s, int pid, const lprof_alloc_t *r)
     a.size = r->size;
     a.kind = r->kind;
     a.nframes = r->nframes > PROF_MAX_CHAIN ? PROF_MAX_CHAIN : r->nframes;
+    if ((size_t)a.nframes > have)
+        a.nframes = (int)have;
     memcpy(a.frames, r->frames, (size_t)a.nframes * 8);
     a.var = -1;
     VEC_PUSH(s->alloc, a);
@@ -63,8 +68,26 @@ static void on_pages(prof_session_t *s, int pid, const lprof_pages_t *r, size_t 
     a->placed = true;
 }
 
+/* The fields a record of each type must have for the reader to use it (the
+ * start and stats records grew: their older, shorter form still counts). */
+static size_t min_size(uint32_t type)
+{
+    switch (type) {
+    case LPROF_REC_START:  return offsetof(lprof_start_t, min_alloc);
+    case LPROF_REC_ALLOC:  return offsetof(lprof_alloc_t, frames);
+    case LPROF_REC_FREE:   return sizeof(lprof_free_t);
+    case LPROF_REC_PAGES:  return sizeof(lprof_pages_t);
+    case LPROF_REC_ACCESS: return sizeof(lprof_access_t);
+    case LPROF_REC_STATS:  return offsetof(lprof_stats_t, early);
+    case LPROF_REC_CRASH:  return sizeof(lprof_crash_t);
+    default:               return sizeof(lprof_hdr_t);
+    }
+}
+
 static void on_record(prof_session_t *s, int *pid, const lprof_hdr_t *h, size_t len)
 {
+    if (len < min_size(h->type))
+        return; /* a damaged record: its fields would be the previous record's bytes */
     switch (h->type) {
     case LPROF_REC_START: {
         const lprof_start_t *r = (const void *)h;
@@ -90,7 +113,7 @@ static void on_record(prof_session_t *s, int *pid, const lprof_hdr_t *h, size_t 
         break;
     }
     case LPROF_REC_ALLOC:
-        on_alloc(s, *pid, (const void *)h);
+        on_alloc(s, *pid, (const void *)h, len);
         break;
     case LPROF_REC_FREE: {
         const lprof_free_t *r = (const void *)h;

@@ -2,13 +2,15 @@
 # Build the fuzz harnesses with clang (ASan + UBSan + libFuzzer) in their own
 # build tree and run each from its seed corpus for FUZZ_SECONDS (default 30).
 #   tests/fuzz/run.sh [BUILD_DIR] [HARNESS...]
-# Prints, per harness, the executions, coverage and corpus size; exits 1 if
+# Prints, per harness, the executions, coverage (libFuzzer's cov: edges, ft:
+# features) and corpus size; exits 1 if
 # any harness crashed (the reproducer is kept in BUILD_DIR/crashes/ and
 # should become a regression test: copy it into tests/fuzz/regress/<harness>/),
 # 77 if clang or its fuzzer runtime is missing.
 set -uo pipefail
 src="$(cd "$(dirname "$0")/../.." && pwd)"
 out="${1:-$src/build/fuzz-build}"
+mkdir -p "$out" && out="$(cd "$out" && pwd)" # the harnesses run from $out/crashes
 shift || true
 secs="${FUZZ_SECONDS:-30}"
 if ! command -v clang >/dev/null; then
@@ -30,7 +32,7 @@ fi
 mkdir -p "$out/crashes"
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1" UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
 rc=0
-printf '%-12s %10s %8s %8s %s\n' harness execs cov corpus result
+printf '%-12s %10s %8s %8s %8s %s\n' harness execs cov ft corpus result
 for h in "${harnesses[@]}"; do
   work="$out/corpus/$h"
   mkdir -p "$work"
@@ -47,13 +49,14 @@ for h in "${harnesses[@]}"; do
   status=$?
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | awk '{print $2}')
+  ft=$(grep -o 'ft: [0-9]*' "$log" | tail -1 | awk '{print $2}')
   n=$(ls "$work" | wc -l)
   if [ $status -ne 0 ]; then
-    printf '%-12s %10s %8s %8s %s\n' "$h" "${execs:-?}" "${cov:-?}" "$n" "CRASH (see $log)"
+    printf '%-12s %10s %8s %8s %8s %s\n' "$h" "${execs:-?}" "${cov:-?}" "${ft:-?}" "$n" "CRASH (see $log)"
     grep -m5 -E 'ERROR|SUMMARY|runtime error|Test unit written' "$log"
     rc=1
   else
-    printf '%-12s %10s %8s %8s %s\n' "$h" "${execs:-?}" "${cov:-?}" "$n" ok
+    printf '%-12s %10s %8s %8s %8s %s\n' "$h" "${execs:-?}" "${cov:-?}" "${ft:-?}" "$n" ok
   fi
 done
 exit $rc

@@ -129,6 +129,58 @@ TEST(ProfShimLog, AllocFreePagesAccess)
     free(s);
 }
 
+// A record shorter than its type's fields is damaged: skipped, never read
+// past its end (the reader's buffer still held the previous record there).
+TEST(ProfShimLog, ShortRecordsAreSkipped)
+{
+    char path[] = "/tmp/test_prof_shimXXXXXX";
+    int fd = mkstemp(path);
+    ASSERT_GE(fd, 0);
+    FILE *f = fdopen(fd, "wb");
+    lprof_start_t st{};
+    st.h = {LPROF_REC_START, sizeof st};
+    st.magic = LPROF_MAGIC;
+    st.time = 10;
+    st.pid = 42;
+    fwrite(&st, sizeof st, 1, f);
+    lprof_alloc_t a{};
+    a.h = {LPROF_REC_ALLOC, sizeof a};
+    a.time = 20;
+    a.addr = 0x100000;
+    a.size = 1 << 20;
+    a.nframes = LPROF_MAX_FRAMES;
+    for (int i = 0; i < LPROF_MAX_FRAMES; i++)
+        a.frames[i] = 0x1000 + i;
+    fwrite(&a, sizeof a, 1, f);
+    // says 16 frames, holds 2: the 2
+    a.addr = 0x200000;
+    a.h.size = (uint32_t)(sizeof a - (LPROF_MAX_FRAMES - 2) * 8);
+    fwrite(&a, a.h.size, 1, f);
+    // header and half the fields of each type: none of them taken
+    uint64_t words[4] = {};
+    for (uint32_t t = LPROF_REC_START; t <= LPROF_REC_CRASH; t++) {
+        lprof_hdr_t h{t, 16};
+        memcpy(words, &h, sizeof h);
+        fwrite(words, 16, 1, f);
+    }
+    fclose(f);
+
+    prof_session_t *s = new_session();
+    ASSERT_EQ(prof_shimlog_read(s, path), LOCUS_OK);
+    unlink(path);
+    ASSERT_EQ(s->alloc.n, 2u);
+    EXPECT_EQ(s->alloc.v[0].nframes, LPROF_MAX_FRAMES);
+    EXPECT_EQ(s->alloc.v[1].nframes, 2);
+    EXPECT_EQ(s->alloc.v[1].frames[1], 0x1001u);
+    EXPECT_EQ(s->alloc.v[0].free_time, UINT64_MAX); // no FREE of its address taken
+    EXPECT_EQ(s->acc.n, 0u);
+    EXPECT_EQ(s->shim_procs, 1);
+    EXPECT_FALSE(s->crash.valid);
+    free(s->alloc.v);
+    free(s->acc.v);
+    free(s);
+}
+
 TEST(ProfPerf, ParsesSampleWithCallchainAndStack)
 {
     uint64_t st = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR | PERF_SAMPLE_CPU |
