@@ -56,8 +56,9 @@ if [ "$mode" = noboot ]; then
     grep -q "soft lockup.*rerunning it" "$tmp/out" || fail "lockup-once: no rerun message"
     FAKE_QEMU_MODE=lockup expect 125 "soft lockup in 2 runs; giving up" @fake --retries 1 -- true
     FAKE_QEMU_MODE=setup expect 125 "guest setup failed: insmod x.ko: fake" @fake -- true
-    # QEMU never outlives locus-vm, even when locus-vm is killed hard.
-    FAKE_QEMU_MODE=stall FAKE_QEMU_PID=$tmp/qpid "$VM" --nodes 2 --qemu "$FAKE" --kernel "$tmp/fake-vmlinuz" --no-extract \
+    # QEMU never outlives locus-vm, even when locus-vm is killed hard (its own
+    # temporary directory, left behind by SIGKILL, goes in $tmp: removed on exit).
+    FAKE_QEMU_MODE=stall FAKE_QEMU_PID=$tmp/qpid TMPDIR=$tmp "$VM" --nodes 2 --qemu "$FAKE" --kernel "$tmp/fake-vmlinuz" --no-extract \
         --start-timeout 60 -- true >/dev/null 2>&1 &
     vmpid=$!
     i=0; while [ ! -s "$tmp/qpid" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
