@@ -42,7 +42,7 @@ while [ $# -gt 0 ]; do
     *) echo "rma_pair_peers: unknown option $1" >&2; exit 2 ;;
     esac
 done
-bins="--bin $build/bin/locus"
+bins="" # system tools only: word-split below (the build dir may hold a space)
 for t in ib_write_lat ib_read_lat ib_atomic_lat ib_write_bw; do
     p=$(command -v "$t") || { echo "rma_pair_peers: $t not found (perftest): skipped" >&2; exit 77; }
     bins="$bins --bin $p"
@@ -50,7 +50,7 @@ done
 out=$(mktemp)
 trap 'rm -f "$out" "$out.err"' EXIT
 # shellcheck disable=SC2086
-"$root/tests/vm/locus-vm" --pair --timeout 1500 $bins \
+"$root/tests/vm/locus-vm" --pair --timeout 1500 --bin "$build/bin/locus" $bins \
     --file "$root/tests/vm/rma_pair.sh:/bin/rma_pair.sh" --file "$root/tests/vm/pair_peers.sh:/bin/pair_peers.sh" \
     --file "$here/rma_pair_peers.sh:/bin/rma_pair_peers.sh" --file "$build/liblocus_hooks.so:/lib/liblocus_hooks.so" \
     --env PEERS_ITERS="$iters" --env RMA_TIME="$time" --env RMA_KEYS="$keys" --env LOCUS_RMA_HEAP_SIZE=64M \

@@ -116,6 +116,7 @@ typedef struct prof_session {
     locus_topo_t *topo;
     int nnodes;            /* topo nodes; indices below are topo indices */
     char dir[512];         /* session directory with the shim logs */
+    char shim_link[640];   /* dir/<shim name>: the shim as LD_PRELOAD names it (preload_path) */
     VEC(prof_touch_t) touch;
     VEC(prof_access_t) acc;
     VEC(prof_alloc_t) alloc;

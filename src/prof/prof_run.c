@@ -216,6 +216,38 @@ static void session_dir(prof_session_t *s)
         snprintf(s->dir, sizeof s->dir, "/tmp/locus-prof.XXXXXX"), (void)mkdtemp(s->dir);
 }
 
+/* LD_PRELOAD splits at spaces and colons and has no escape, so a shim under
+ * such a path ("/srv/with space/x/build/lib/...") would never load. Such a
+ * shim goes in through a symbolic link in the session directory, named as
+ * the shim is (shim_was_mapped matches the mapped file's name). The link
+ * lives as long as the session, like the directory the shim writes to. */
+static const char PRELOAD_SEPARATORS[] = " :";
+
+static locus_status_t preload_path(prof_session_t *s)
+{
+    const char *shim = s->opt.shim;
+    if (!shim || !shim[strcspn(shim, PRELOAD_SEPARATORS)])
+        return LOCUS_OK;
+    char *real = realpath(shim, NULL);
+    if (!real)
+        return lc_err_errno(LOCUS_ERR_SYSTEM, errno, "preload shim '%s'", shim);
+    const char *base = strrchr(real, '/') + 1;
+    locus_status_t st = LOCUS_OK;
+    if (base[strcspn(base, PRELOAD_SEPARATORS)] || s->dir[strcspn(s->dir, PRELOAD_SEPARATORS)] ||
+        (size_t)snprintf(s->shim_link, sizeof s->shim_link, "%s/%s", s->dir, base) >= sizeof s->shim_link)
+        st = lc_err(LOCUS_ERR_UNSUPPORTED,
+                    "the preload shim '%s' has a space or ':' in its path, which LD_PRELOAD cannot carry, and "
+                    "it cannot be linked from the session directory '%s' (it has one too, or the name is too "
+                    "long): set TMPDIR to a directory without them, or give --shim a path without them",
+                    shim, s->dir);
+    else if (symlink(real, s->shim_link) != 0)
+        st = lc_err_errno(LOCUS_ERR_SYSTEM, errno, "linking the preload shim '%s' as '%s'", real, s->shim_link);
+    else
+        s->opt.shim = s->shim_link;
+    free(real);
+    return st;
+}
+
 /* Waits for the child while draining the rings. */
 static int supervise(prof_session_t *s, prof_perf_t *perf, pid_t child)
 {
@@ -426,6 +458,8 @@ locus_status_t locus_prof_run(const locus_prof_options_t *opt, char *const argv[
     }
     s->nnodes = locus_topo_num_nodes(s->topo);
     session_dir(s);
+    if ((st = preload_path(s)) != LOCUS_OK)
+        goto out;
 
     int go[2], err[2];
     if (pipe2(go, O_CLOEXEC) || pipe2(err, O_CLOEXEC)) {

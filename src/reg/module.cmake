@@ -23,8 +23,11 @@ if(BUILD_TESTING)
   # (a sanitizer runtime must come first: nothing may be preloaded before it)
   if(NOT LOCUS_SANITIZE AND NOT LOCUS_TSAN)
     add_test(NAME reg.shared_library_preload COMMAND test_reg_nohooks hooks)
+    # LD_PRELOAD splits at spaces and colons, with no escape: the hooks go by
+    # their file name, found through LD_LIBRARY_PATH (split at colons only),
+    # so a build tree under a path with spaces ("/srv/with space/x") works.
     set_tests_properties(reg.shared_library_preload PROPERTIES LABELS "unit;reg" TIMEOUT 60
-      ENVIRONMENT "LD_PRELOAD=$<TARGET_FILE:locus_hooks>")
+      ENVIRONMENT "LD_PRELOAD=$<TARGET_FILE_NAME:locus_hooks>;LD_LIBRARY_PATH=$<TARGET_FILE_DIR:locus_hooks>")
   endif()
 endif()
 

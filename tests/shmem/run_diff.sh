@@ -62,7 +62,11 @@ if [ "$kind" = diff ]; then
             echo "FAIL: building $src with oshcc failed"
             exit 1
         fi
-        OMPI_MCA_opal_common_ucx_opal_mem_hooks=0 timeout 300 oshrun $as_root --oversubscribe -np "$np" "$obin" \
+        # run a copy from $tmp: Open MPI 4.1's OpenSHMEM does not see the globals
+        # of a program under a path with a space (shmem_addr_accessible fails
+        # for them in a checkout at "/srv/with space/x")
+        cp "$obin" "$tmp/$name"
+        OMPI_MCA_opal_common_ucx_opal_mem_hooks=0 timeout 300 oshrun $as_root --oversubscribe -np "$np" "$tmp/$name" \
             >"$tmp/ompi.out" 2>"$tmp/ompi.err"
         orc=$?
         echo "--- Open MPI (oshrun -np $np): status $orc"

@@ -7,6 +7,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "shell_quote.h"
+
 struct CliRun {
     int status;
     std::string out, err;
@@ -16,7 +18,7 @@ static CliRun run(const std::string &args, const std::string &env = "")
 {
     // One file per process: ctest runs each TEST as its own process, in parallel.
     std::string errf = std::string(LOCUS_BINARY_DIR) + "/test_heap_cli." + std::to_string(getpid()) + ".stderr";
-    std::string cmd = env + " " + LOCUS_BINARY_DIR + "/bin/locus " + args + " 2>" + errf;
+    std::string cmd = env + " " + shq(std::string(LOCUS_BINARY_DIR) + "/bin/locus") + " " + args + " 2>" + shq(errf);
     CliRun r{-1, "", ""};
     FILE *p = popen(cmd.c_str(), "r");
     if (!p)

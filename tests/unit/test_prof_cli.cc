@@ -12,14 +12,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "shell_quote.h"
+
 static const std::string BIN = LOCUS_BINARY_DIR;
-static const std::string LOCUS = BIN + "/bin/locus";
+static const std::string LOCUS = shq(BIN + "/bin/locus"); // a shell word
 
 static std::string err_file = "/dev/null"; // per test (ctest runs tests in parallel)
 
 static int run(const std::string &cmd)
 {
-    int st = std::system((cmd + " >/dev/null 2>" + err_file).c_str());
+    int st = std::system((cmd + " >/dev/null 2>" + shq(err_file)).c_str());
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
@@ -64,7 +66,7 @@ TEST_F(ProfCli, ExitCodesAndBadInput)
 TEST_F(ProfCli, ForkExecThreadsNonZeroExit)
 {
     std::string out = dir + "/p.json";
-    EXPECT_EQ(run(LOCUS + " profile -q -o " + out + " -- " + BIN + "/examples/numa_spawn"), 3);
+    EXPECT_EQ(run(LOCUS + " profile -q -o " + out + " -- " + shq(BIN + "/examples/numa_spawn")), 3);
     std::string j = slurp(out);
     ASSERT_FALSE(j.empty());
     EXPECT_NE(j.find("\"status\": 3"), std::string::npos);
@@ -77,7 +79,7 @@ TEST_F(ProfCli, ForkExecThreadsNonZeroExit)
 TEST_F(ProfCli, StrippedBinary)
 {
     std::string out = dir + "/s.json";
-    EXPECT_EQ(run(LOCUS + " profile -q -o " + out + " -- " + BIN + "/examples/numa_halo_stripped"), 0);
+    EXPECT_EQ(run(LOCUS + " profile -q -o " + out + " -- " + shq(BIN + "/examples/numa_halo_stripped")), 0);
     std::string j = slurp(out);
     EXPECT_NE(j.find("\"symbols\": \"missing\""), std::string::npos);
     EXPECT_NE(j.find("numa_halo_stripped+0x"), std::string::npos); // module+offset locations
@@ -87,9 +89,15 @@ TEST_F(ProfCli, Unprivileged)
 {
     if (geteuid() != 0 || access("/usr/bin/setpriv", X_OK) != 0)
         GTEST_SKIP() << "needs root (to drop to nobody) and setpriv";
+    const std::string nobody = "setpriv --reuid=65534 --regid=65534 --clear-groups ";
+    const std::string spawn = shq(BIN + "/examples/numa_spawn");
+    // A checkout under a directory that others cannot enter (/root, mode 0700)
+    // has a build tree that nobody can run from: nothing to test there.
+    if (run(nobody + "test -x " + LOCUS + " -a -r " + spawn) != 0)
+        GTEST_SKIP() << "the build tree " << BIN << " is not reachable by an unprivileged user (a parent directory "
+                     << "without search permission for others, e.g. /root mode 0700)";
     std::string out = dir + "/u.json";
-    int rc = run("setpriv --reuid=65534 --regid=65534 --clear-groups " + LOCUS + " profile -q -o " + out + " -- " +
-                 BIN + "/examples/numa_spawn");
+    int rc = run(nobody + LOCUS + " profile -q -o " + out + " -- " + spawn);
     EXPECT_EQ(rc, 3) << slurp(err_file);
     std::string j = slurp(out);
     EXPECT_NE(j.find("\"name\": \"first-touch\", \"status\": \"on\""), std::string::npos) << j.substr(0, 800);
@@ -101,7 +109,7 @@ TEST_F(ProfCli, Unprivileged)
 TEST_F(ProfCli, AccessSamplerIsInvisibleToIoAndOwnHandler)
 {
     std::string out = dir + "/io.json";
-    EXPECT_EQ(run(LOCUS + " profile -q --access-rate 20000 -o " + out + " -- " + BIN + "/examples/numa_iosafe"), 0)
+    EXPECT_EQ(run(LOCUS + " profile -q --access-rate 20000 -o " + out + " -- " + shq(BIN + "/examples/numa_iosafe")), 0)
         << slurp(err_file);
     std::string j = slurp(out);
     auto pos = j.find("\"access_samples\": ");
@@ -131,7 +139,7 @@ TEST_F(ProfCli, OneProfilePerRankAndAJobReport)
         GTEST_SKIP() << "needs mpirun (Debian openmpi-bin) and examples/mpi_field (libopenmpi-dev)";
     std::string mpirun = "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
                          "OMPI_MCA_rmaps_base_oversubscribe=1 timeout -k 5 300 /usr/bin/mpirun -np 2 ";
-    EXPECT_EQ(run("cd " + dir + " && " + mpirun + LOCUS + " profile -o prof.%r.json -- " + app), 0)
+    EXPECT_EQ(run("cd " + dir + " && " + mpirun + LOCUS + " profile -o prof.%r.json -- " + shq(app)), 0)
         << slurp(err_file);
     std::string err = slurp(err_file);
     EXPECT_NE(err.find("rank 0 of 2"), std::string::npos) << err;

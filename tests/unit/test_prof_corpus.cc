@@ -19,8 +19,10 @@
 #include <unistd.h>
 #include <vector>
 
+#include "shell_quote.h"
+
 static const std::string BIN = LOCUS_BINARY_DIR;
-static const std::string LOCUS = BIN + "/bin/locus";
+static const std::string LOCUS = shq(BIN + "/bin/locus"); // a shell word
 static std::string DATA; // the suite's directory: input files
 
 struct Program {

@@ -16,8 +16,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "shell_quote.h"
+
 static const std::string BIN = LOCUS_BINARY_DIR;
-static const std::string LOCUS = BIN + "/bin/locus";
+static const std::string LOCUS = shq(BIN + "/bin/locus"); // a shell word
 static const std::string SHIM = BIN + "/lib/liblocus_prof_preload.so";
 
 static std::string slurp(const std::string &p)
@@ -86,7 +88,7 @@ TEST_F(ProfShim, ExportsOnlyInterposedNames)
         "recv", "recvfrom", "send", "sendto", "recvmsg", "sendmsg", "fread", "fwrite",
         "shmem_malloc", "shmem_malloc_with_hints", "shmem_calloc", "shmem_align", "shmem_realloc", "shmem_free",
         "shmalloc", "shmemalign", "shrealloc", "shfree", "process_vm_readv", "process_vm_writev", "move_pages"};
-    FILE *p = popen(("nm -D --defined-only " + SHIM + " 2>&1").c_str(), "r");
+    FILE *p = popen(("nm -D --defined-only " + shq(SHIM) + " 2>&1").c_str(), "r");
     ASSERT_NE(p, nullptr);
     char line[512];
     int n = 0;
@@ -110,7 +112,7 @@ TEST_F(ProfShim, ExportsOnlyInterposedNames)
 // of SIGSEGV in record_alloc.
 TEST_F(ProfShim, StressProgramBehavesTheSame)
 {
-    same(BIN + "/examples/prof_stress");
+    same(shq(BIN + "/examples/prof_stress"));
     std::string j = slurp(dir + "/p.json");
     EXPECT_NE(j.find("\"shim\": {\"status\": \"ok\""), std::string::npos) << j.substr(0, 600);
     // the parent, the fork child, 5 exec'd children (execv, execl, vfork+execve,
@@ -125,7 +127,7 @@ TEST_F(ProfShim, StressProgramBehavesTheSame)
     EXPECT_NE(j.find("\"name\": \"grid\""), std::string::npos); // named after the shim started
 }
 
-TEST_F(ProfShim, CxxNewDeleteBehavesTheSame) { same(BIN + "/examples/prof_cxx"); }
+TEST_F(ProfShim, CxxNewDeleteBehavesTheSame) { same(shq(BIN + "/examples/prof_cxx")); }
 
 static std::string find_lib(const char *name)
 {
@@ -144,8 +146,8 @@ TEST_F(ProfShim, JemallocPreloaded)
     std::string lib = find_lib("libjemalloc.so.2");
     if (lib.empty())
         GTEST_SKIP() << "libjemalloc.so.2 not installed (Debian libjemalloc2; scripts/deps.sh installs it)";
-    same(BIN + "/examples/prof_stress", "PROF_STRESS_STD=1 LD_PRELOAD=" + lib);
-    same(BIN + "/examples/prof_cxx", "LD_PRELOAD=" + lib);
+    same(shq(BIN + "/examples/prof_stress"), "PROF_STRESS_STD=1 LD_PRELOAD=" + lib);
+    same(shq(BIN + "/examples/prof_cxx"), "LD_PRELOAD=" + lib);
 }
 
 TEST_F(ProfShim, TcmallocPreloaded)
@@ -153,8 +155,8 @@ TEST_F(ProfShim, TcmallocPreloaded)
     std::string lib = find_lib("libtcmalloc_minimal.so.4");
     if (lib.empty())
         GTEST_SKIP() << "libtcmalloc_minimal.so.4 not installed (Debian libtcmalloc-minimal4; scripts/deps.sh)";
-    same(BIN + "/examples/prof_stress", "PROF_STRESS_STD=1 LD_PRELOAD=" + lib);
-    same(BIN + "/examples/prof_cxx", "LD_PRELOAD=" + lib);
+    same(shq(BIN + "/examples/prof_stress"), "PROF_STRESS_STD=1 LD_PRELOAD=" + lib);
+    same(shq(BIN + "/examples/prof_cxx"), "LD_PRELOAD=" + lib);
 }
 
 // The program dies: the report says of what and where, not that the shim did
@@ -168,7 +170,7 @@ TEST_F(ProfShim, DeathBySignalIsToldWithItsLine)
         if (++n && l.find("CRASH_LINE") != std::string::npos && l.find("*nowhere") != std::string::npos)
             line = n;
     ASSERT_GT(line, 0);
-    Outcome r = run(LOCUS + " profile -o " + dir + "/c.json -- " + BIN + "/examples/prof_crash", dir);
+    Outcome r = run(LOCUS + " profile -o " + dir + "/c.json -- " + shq(BIN + "/examples/prof_crash"), dir);
     EXPECT_EQ(r.status, 128 + 11);
     EXPECT_EQ(r.out, "before the crash: 1000\n");
     std::string err = slurp(dir + "/stderr");

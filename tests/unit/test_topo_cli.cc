@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <string>
 
+#include "shell_quote.h"
+
 namespace {
 
 const std::string kLocus = std::string(LOCUS_BINARY_DIR) + "/bin/locus";
@@ -21,7 +23,7 @@ struct CliResult {
 
 CliResult run(const std::string &args)
 {
-    std::string cmd = kLocus + " topo " + args + " 2>&1";
+    std::string cmd = shq(kLocus) + " topo " + args + " 2>&1";
     FILE *p = popen(cmd.c_str(), "r");
     CliResult r{-1, ""};
     if (!p)
@@ -56,9 +58,9 @@ TEST_F(TopoCli, JsonIsValid)
 {
     if (system("python3 -c pass >/dev/null 2>&1") != 0)
         GTEST_SKIP() << "python3 not available to validate JSON";
-    for (std::string args : {std::string("--json"), "--json --xml " + kData + "memory_only_node.xml",
+    for (std::string args : {std::string("--json"), "--json --xml " + shq(kData + "memory_only_node.xml"),
                              std::string("--json --synthetic 'pack:2 [numa] l3:2 core:2 pu:1'")}) {
-        std::string cmd = kLocus + " topo " + args +
+        std::string cmd = shq(kLocus) + " topo " + args +
                           " | python3 -c 'import json,sys; d=json.load(sys.stdin); "
                           "assert len(d[\"distances\"]) == len(d[\"nodes\"]); print(len(d[\"nodes\"]))'";
         FILE *p = popen(cmd.c_str(), "r");
@@ -73,7 +75,7 @@ TEST_F(TopoCli, JsonIsValid)
 
 TEST_F(TopoCli, XmlShowsForeignTopology)
 {
-    CliResult r = run("--xml " + kData + "memory_only_node.xml");
+    CliResult r = run("--xml " + shq(kData + "memory_only_node.xml"));
     ASSERT_EQ(r.status, 0) << r.out;
     EXPECT_NE(r.out.find("NUMA nodes: 3"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("memory-only"), std::string::npos) << r.out;

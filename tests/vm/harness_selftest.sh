@@ -10,9 +10,16 @@ fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
 # expect STATUS PATTERN -- locus-vm args...: exit status and a line of stdout+stderr.
+# @fake / @pfake first: the options for the stand-in QEMU (one guest / --pair),
+# each a word of its own (the checkout may sit under a path with a space).
 expect() {
     want=$1 pat=$2
     shift 2
+    case ${1-} in
+    @fake) shift; set -- --nodes 2 --qemu "$FAKE" --kernel "$tmp/fake-vmlinuz" --no-extract --start-timeout 2 "$@" ;;
+    @pfake) shift; set -- --pair --qemu "$FAKE" --kernel "$tmp/fake-vmlinuz" --kernel-version "$kver" --no-extract \
+        --start-timeout 2 "$@" ;;
+    esac
     "$VM" "$@" >"$tmp/out" 2>&1
     got=$?
     if [ "$got" != "$want" ]; then
@@ -40,18 +47,19 @@ if [ "$mode" = noboot ]; then
     expect 2 "destination 'rel' must be an absolute" --nodes 1 --print-initramfs "$tmp/i.cpio" --file /etc/hostname:rel -- true
     # Failure paths, with a stand-in QEMU (tests/vm/fake_qemu.sh).
     FAKE="$(dirname "$0")/fake_qemu.sh"
-    fake="--nodes 2 --qemu $FAKE --kernel $tmp/fake-vmlinuz --no-extract --start-timeout 2"
-    FAKE_QEMU_MODE=stall expect 125 "did not reach the command in 2 boots" $fake --retries 1 -- true
-    FAKE_QEMU_MODE=stall-once FAKE_QEMU_STATE=$tmp/state expect 5 "hello from boot 2" $fake --retries 2 -- true
+    FAKE_QEMU_MODE=stall expect 125 "did not reach the command in 2 boots" @fake --retries 1 -- true
+    FAKE_QEMU_MODE=stall-once FAKE_QEMU_STATE=$tmp/state expect 5 "hello from boot 2" @fake --retries 2 -- true
     grep -q "killing and retrying" "$tmp/out" || fail "stall-once: no retry message"
-    FAKE_QEMU_MODE=panic expect 125 "stopped without reporting an exit status" $fake -- true
+    FAKE_QEMU_MODE=panic expect 125 "stopped without reporting an exit status" @fake -- true
     # A guest kernel soft lockup is not the command's result: rerun, then give up.
-    FAKE_QEMU_MODE=lockup-once FAKE_QEMU_STATE=$tmp/lockstate expect 0 "hello from run 2" $fake -- true
+    FAKE_QEMU_MODE=lockup-once FAKE_QEMU_STATE=$tmp/lockstate expect 0 "hello from run 2" @fake -- true
     grep -q "soft lockup.*rerunning it" "$tmp/out" || fail "lockup-once: no rerun message"
-    FAKE_QEMU_MODE=lockup expect 125 "soft lockup in 2 runs; giving up" $fake --retries 1 -- true
-    FAKE_QEMU_MODE=setup expect 125 "guest setup failed: insmod x.ko: fake" $fake -- true
-    # QEMU never outlives locus-vm, even when locus-vm is killed hard.
-    FAKE_QEMU_MODE=stall FAKE_QEMU_PID=$tmp/qpid "$VM" $fake --start-timeout 60 -- true >/dev/null 2>&1 &
+    FAKE_QEMU_MODE=lockup expect 125 "soft lockup in 2 runs; giving up" @fake --retries 1 -- true
+    FAKE_QEMU_MODE=setup expect 125 "guest setup failed: insmod x.ko: fake" @fake -- true
+    # QEMU never outlives locus-vm, even when locus-vm is killed hard (its own
+    # temporary directory, left behind by SIGKILL, goes in $tmp: removed on exit).
+    FAKE_QEMU_MODE=stall FAKE_QEMU_PID=$tmp/qpid TMPDIR=$tmp "$VM" --nodes 2 --qemu "$FAKE" --kernel "$tmp/fake-vmlinuz" --no-extract \
+        --start-timeout 60 -- true >/dev/null 2>&1 &
     vmpid=$!
     i=0; while [ ! -s "$tmp/qpid" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
     qpid=$(cat "$tmp/qpid" 2>/dev/null)
@@ -71,11 +79,10 @@ if [ "$mode" = noboot ]; then
     expect 2 "--pair-grace 'x'" --pair --pair-grace x -- a ::: b
     # (the pair's initramfs carries the rxe modules: some installed kernel's will do)
     kver=$(ls /lib/modules 2>/dev/null | head -n 1)
-    pfake="--pair --qemu $FAKE --kernel $tmp/fake-vmlinuz --kernel-version $kver --no-extract --start-timeout 2"
     if [ -z "$kver" ] || [ ! -e "/lib/modules/$kver/modules.dep" ]; then
         echo "skipped: pair outcomes (no /lib/modules/*/modules.dep)"
     else
-    FAKE_QEMU_MODE_A=exit:0 FAKE_QEMU_MODE_B=exit:0 FAKE_QEMU_ARGS=$tmp/args expect 0 "B: .*exit 0; total" $pfake -- a ::: b
+    FAKE_QEMU_MODE_A=exit:0 FAKE_QEMU_MODE_B=exit:0 FAKE_QEMU_ARGS=$tmp/args expect 0 "B: .*exit 0; total" @pfake -- a ::: b
     grep -qx "\[A\] hello from A" "$tmp/out" && grep -qx "\[B\] hello from B" "$tmp/out" || fail "pair: output without [A]/[B] prefixes"
     # A listens and B connects on the same loopback port; the link NICs' MACs differ.
     a_port=$(sed -n '1s/.*socket,id=n1,listen=127.0.0.1:\([0-9]*\).*/\1/p' "$tmp/args")
@@ -83,18 +90,18 @@ if [ "$mode" = noboot ]; then
     [ -n "$a_port" ] && [ "$a_port" = "$b_port" ] || fail "pair: link ports differ or missing (A '$a_port', B '$b_port')"
     [ "$(grep -o 'mac=[0-9a-f:]*' "$tmp/args" | sort -u | wc -l)" = 2 ] || fail "pair: the two link NICs do not have two MACs"
     grep -q "locus_vm.index=0" "$tmp/args" && grep -q "locus_vm.index=1" "$tmp/args" || fail "pair: no guest index on the kernel command line"
-    FAKE_QEMU_MODE_A=exit:0 FAKE_QEMU_MODE_B=exit:3 expect 3 "guest B's command exited 3, the first nonzero (A: exit 0)" $pfake -- a ::: b
-    FAKE_QEMU_MODE_A=exit:4 FAKE_QEMU_MODE_B=run expect 4 "guest B was stopped 1 s after guest A's command failed" $pfake --pair-grace 1 -- a ::: b
-    FAKE_QEMU_MODE_A=stall FAKE_QEMU_MODE_B=exit:0 expect 125 "guest A did not reach the command in 2 boots" $pfake --start-timeout 1 --retries 1 -- a ::: b
-    FAKE_QEMU_MODE_A=exit:0 FAKE_QEMU_MODE_B=setup expect 125 "guest B setup failed: insmod x.ko: fake" $pfake -- a ::: b
-    FAKE_QEMU_MODE_A=panic FAKE_QEMU_MODE_B=run expect 125 "guest A stopped without reporting an exit status" $pfake -- a ::: b
-    FAKE_QEMU_MODE_A=run FAKE_QEMU_MODE_B=timeout expect 124 "time limit: guest B did not finish within --timeout 300 s; killed (both guests)" $pfake -- a ::: b
+    FAKE_QEMU_MODE_A=exit:0 FAKE_QEMU_MODE_B=exit:3 expect 3 "guest B's command exited 3, the first nonzero (A: exit 0)" @pfake -- a ::: b
+    FAKE_QEMU_MODE_A=exit:4 FAKE_QEMU_MODE_B=run expect 4 "guest B was stopped 1 s after guest A's command failed" @pfake --pair-grace 1 -- a ::: b
+    FAKE_QEMU_MODE_A=stall FAKE_QEMU_MODE_B=exit:0 expect 125 "guest A did not reach the command in 2 boots" @pfake --start-timeout 1 --retries 1 -- a ::: b
+    FAKE_QEMU_MODE_A=exit:0 FAKE_QEMU_MODE_B=setup expect 125 "guest B setup failed: insmod x.ko: fake" @pfake -- a ::: b
+    FAKE_QEMU_MODE_A=panic FAKE_QEMU_MODE_B=run expect 125 "guest A stopped without reporting an exit status" @pfake -- a ::: b
+    FAKE_QEMU_MODE_A=run FAKE_QEMU_MODE_B=timeout expect 124 "time limit: guest B did not finish within --timeout 300 s; killed (both guests)" @pfake -- a ::: b
     # Killing one side: asked for by the other's command, or by --kill-after.
-    FAKE_QEMU_MODE_A=run FAKE_QEMU_MODE_B=kill:A expect 0 "guest A was killed; guest B's command exited 0" $pfake -- a ::: b
+    FAKE_QEMU_MODE_A=run FAKE_QEMU_MODE_B=kill:A expect 0 "guest A was killed; guest B's command exited 0" @pfake -- a ::: b
     grep -q "killing guest A (asked by guest B's command)" "$tmp/out" || fail "pair kill: no message naming who asked"
-    FAKE_QEMU_MODE_A=exit:0 FAKE_QEMU_MODE_B=run expect 0 "killing guest B (--kill-after B:0.5)" $pfake --kill-after B:0.5 -- a ::: b
+    FAKE_QEMU_MODE_A=exit:0 FAKE_QEMU_MODE_B=run expect 0 "killing guest B (--kill-after B:0.5)" @pfake --kill-after B:0.5 -- a ::: b
     # The link port was taken between picking it and QEMU binding it: another port.
-    FAKE_QEMU_MODE_A=port-once FAKE_QEMU_MODE_B=exit:0 FAKE_QEMU_STATE=$tmp/portstate expect 0 "link port [0-9]* taken" $pfake -- a ::: b
+    FAKE_QEMU_MODE_A=port-once FAKE_QEMU_MODE_B=exit:0 FAKE_QEMU_STATE=$tmp/portstate expect 0 "link port [0-9]* taken" @pfake -- a ::: b
     fi
     # The pair's initramfs: both commands, the in-guest helpers, Soft-RoCE pieces.
     "$VM" --pair --print-initramfs "$tmp/p.cpio" -- 'echo a' ::: 'echo b' >"$tmp/out" 2>&1
