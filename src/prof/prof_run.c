@@ -156,7 +156,9 @@ static locus_status_t check_output(const char *path)
 static void child_env(const prof_session_t *s, int mask)
 {
     char buf[64];
-    setenv("LOCUS_PROF_OUT", s->dir, 1);
+    /* the shim's own settings start with an underscore: not tunables, so
+     * `locus config` run under the profiler does not call them unknown */
+    setenv("_LOCUS_PROF_OUT", s->dir, 1);
     snprintf(buf, sizeof buf, "%llu", (unsigned long long)s->opt.min_alloc);
     setenv("LOCUS_PROF_MIN_ALLOC", buf, 1);
     snprintf(buf, sizeof buf, "%llu", (unsigned long long)((mask & 2) ? s->opt.access_rate : 0));
@@ -166,7 +168,7 @@ static void child_env(const prof_session_t *s, int mask)
     /* `locus profile -- mpirun ...`: the ranks below are in a job this
      * process is not; with samplers auto each of them leaves access off */
     bool auto_samplers = !strcmp(s->opt.samplers ? s->opt.samplers : "auto", "auto");
-    setenv("LOCUS_PROF_ACCESS_IN_JOB", auto_samplers ? "off" : "on", 1);
+    setenv("_LOCUS_PROF_ACCESS_IN_JOB", auto_samplers ? "off" : "on", 1);
     if (s->opt.shim) {
         const char *old = getenv("LD_PRELOAD");
         char *v = NULL;

@@ -5,7 +5,7 @@
  * then resolve to this file's functions, lines and variables. Its shapes:
  * a grid first touched by one thread and used by all, a buffer allocated
  * afresh every step, a global table updated by every thread.
- *   LOCUS_PROF_OUT=DIR LOCUS_PROF_MIN_ALLOC=4096 LOCUS_PROF_ACCESS_RATE=2000 \
+ *   _LOCUS_PROF_OUT=DIR LOCUS_PROF_MIN_ALLOC=4096 LOCUS_PROF_ACCESS_RATE=2000 \
  *   LOCUS_PROF_DEPTH=8 LD_PRELOAD=build/lib/liblocus_prof_preload.so \
  *   build/fuzz-build/fuzz/fuzz_shimlog_prog      -> DIR/shim.<pid> */
 #include <pthread.h>

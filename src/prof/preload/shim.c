@@ -2,7 +2,7 @@
  * `locus profile`. It records large allocations with their call paths, the
  * node of their pages (move_pages on itself, at free and at exit/exec) and,
  * when LOCUS_PROF_ACCESS_RATE > 0, samples accesses by briefly protecting
- * pages (see shim_access.c). Everything goes to <LOCUS_PROF_OUT>/shim.<pid>
+ * pages (see shim_access.c). Everything goes to <_LOCUS_PROF_OUT>/shim.<pid>
  * through write(2) from a buffer that is never malloc'd.
  *
  * This file: the log, the process life cycle (constructor, fork, exec,
@@ -81,7 +81,7 @@ static uint64_t env_u64(const char *name, uint64_t def)
 static void open_log(void)
 {
     char path[4200];
-    const char *dir = getenv("LOCUS_PROF_OUT");
+    const char *dir = getenv("_LOCUS_PROF_OUT");
     S.fd = -1;
     if (!dir || strlen(dir) > 4000)
         return;
@@ -482,7 +482,7 @@ static void *raw_map(size_t n)
 static int in_job_without_access(void)
 {
     static const char *const vars[] = {"PMIX_RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "LOCUS_RANK"};
-    const char *mode = getenv("LOCUS_PROF_ACCESS_IN_JOB");
+    const char *mode = getenv("_LOCUS_PROF_ACCESS_IN_JOB");
     if (!mode || strcmp(mode, "off"))
         return 0;
     for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) {
