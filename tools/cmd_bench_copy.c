@@ -312,6 +312,12 @@ static int run_sweep(const opts_t *o, char *d, char *s, const locus_copy_params_
            "another L3 from %s (%s)\n",
            locus_format_size(p->nt_min, a, sizeof a), p->nt_min_origin,
            locus_format_size(p->nt_min_far, f, sizeof f), p->nt_min_far_origin);
+    if (p->libc_from != UINT64_MAX) {
+        char g[32];
+        say("  from %s glibc memcpy (its own NT stores won the self-test's race past its threshold)\n",
+            locus_format_size(p->libc_from, g, sizeof g));
+        bench_json_summary_num(json, "libc_from", (double)p->libc_from);
+    }
     bench_json_summary_num(json, "nt_min", (double)p->nt_min);
     bench_json_summary_str(json, "nt_min_origin", p->nt_min_origin);
     bench_json_summary_num(json, "nt_min_far", (double)p->nt_min_far);

@@ -190,6 +190,8 @@ typedef struct locus_copy_params {
     const char *nt_min_far_origin;
     int      forced_kernel;  /* -1, or the kernel LOCUS_COPY_KERNEL/_force imposes */
     int      regular, nt, pf, ntpf; /* kernel used for each kind of copy */
+    uint64_t libc_from;      /* from this total length glibc memcpy (its own NT stores
+                                won the self-test's race past its threshold); UINT64_MAX never */
 } locus_copy_params_t;
 
 /* A selector for copies made on `cpu` (-1: the calling thread's current cpu)

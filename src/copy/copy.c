@@ -248,6 +248,8 @@ static void apply_proof(copy_sel_t *to, const copy_sel_t *from, const copy_proof
     locus_copy_params_t *p = &to->p;
     int k = nt_kernel >= 0 ? nt_kernel : pr->kernel;
     p->nt_min = pr->valid ? pr->nt_min : UINT64_MAX;
+    /* past glibc's own NT threshold, where its NT path won or tied */
+    p->libc_from = pr->valid && nt_kernel < 0 ? pr->libc_from : UINT64_MAX;
     snprintf(to->origin_nt, sizeof to->origin_nt, "%s", pr->valid ? pr->origin : pr->why);
     if (k >= 0)
         use_nt_kernel(p, k);
@@ -302,6 +304,7 @@ static locus_status_t ctx_init(locus_copy_ctx_t *c, const locus_topo_t *topo, in
     c->sel[0].p.cpu = cpu;
     c->sel[0].p.peer_cpu = peer;
     c->sel[0].p.forced_kernel = -1;
+    c->sel[0].p.libc_from = UINT64_MAX;
     describe_l3(c, topo, cpu);
     c->sel[0].p.peer_shares_l3 = peer_shares(c, topo, cpu, peer);
     uint64_t share = c->sel[0].p.l3_size / (uint64_t)c->sel[0].p.l3_cpus;
@@ -435,6 +438,8 @@ static int select_kernel(const locus_copy_ctx_t *c, size_t total, unsigned hint)
     const locus_copy_params_t *p = &sel_for(c, total)->p;
     if (p->forced_kernel >= 0)
         return p->forced_kernel;
+    if (total >= p->libc_from) /* glibc's own NT stores are the faster ones here */
+        return K_LIBC;
     bool big = total >= p->nt_min;
     /* A hint is trusted unless the peer is known to share the L3 (then the
      * reader would have found the lines there). */

@@ -26,6 +26,12 @@ typedef struct copy_proof {
     char why[200];     /* when not valid */
     double glibc_gbps[COPY_PROOF_SIZES], nt_gbps[COPY_PROOF_SIZES]; /* 0: not measured */
     double family_gbps[8];  /* the candidates at the largest size, by candidate */
+    /* glibc memcpy turns to NT stores of its own above a threshold (3/4 of
+     * the per-cpu L3 share in glibc 2.26-2.37); where that is above the
+     * table, the NT kernel races it once more just past it: from libc_from
+     * on glibc is used when it won or tied there (UINT64_MAX: never). */
+    uint64_t libc_from;
+    double libc_big_gbps, nt_big_gbps; /* that race (0: not run) */
     int candidates[8], ncandidates;
 } copy_proof_t;
 

@@ -91,6 +91,7 @@ TEST(CopyProof, CachedAnswerDrivesTheSelector)
         pr.valid = true;
         pr.kernel = locus_copy_kernel_find("sse2-nt");
         pr.nt_min = 4u << 20;
+        pr.libc_from = 128ull << 20; // glibc's own NT path won past its threshold
         snprintf(pr.origin, sizeof pr.origin, "self-test test");
         return copy_proof_save(&pr) == 0 ? 0 : 1;
     });
@@ -103,6 +104,9 @@ TEST(CopyProof, CachedAnswerDrivesTheSelector)
         locus_copy_default_ctx(&c);
         if (locus_copy_ctx_select(c, (4u << 20) - 1, LOCUS_COPY_HINT_NONE) != 0) return 3;  // libc
         if (locus_copy_ctx_select(c, 64u << 20, LOCUS_COPY_HINT_NONE) != p.ntpf) return 4;
+        if (p.libc_from != (128ull << 20)) return 7;
+        if (locus_copy_ctx_select(c, 128ull << 20, LOCUS_COPY_HINT_NONE) != 0) return 8;  // libc again
+        if (locus_copy_ctx_select(c, 256ull << 20, LOCUS_COPY_HINT_NT_DEST) != 0) return 9;
         // the prefetch kernels lost: hinted copies do not use them
         if (std::string(locus_copy_kernel_name(p.pf)) != "libc") return 5;
         // and the copy itself is right on both sides of the threshold
