@@ -4,22 +4,7 @@
 # liblocus_hooks.so: the interposed libc names and locus_hooks_* only
 # (src/hooks/hooks.map). Fails naming each symbol that should not be there.
 
-function(defined_symbols lib out)
-  execute_process(COMMAND ${NM} -D --defined-only ${lib}
-    OUTPUT_VARIABLE text ERROR_VARIABLE err RESULT_VARIABLE rc)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "${NM} -D --defined-only ${lib} failed (${rc}): ${err}")
-  endif()
-  string(REPLACE "\n" ";" lines "${text}")
-  set(names)
-  foreach(line ${lines})
-    # "<address> <type> <name>[@version]"
-    if(line MATCHES "^[0-9a-fA-F]* *[A-Za-z] ([^ @]+)")
-      list(APPEND names ${CMAKE_MATCH_1})
-    endif()
-  endforeach()
-  set(${out} ${names} PARENT_SCOPE)
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/defined_symbols.cmake)
 
 set(bad)
 defined_symbols(${LOCUS} locus_syms)

@@ -2,17 +2,8 @@
 # nothing else (cmake/liblocus_shmem.map): shmem_*, pshmem_*, the deprecated
 # names and their p-forms. Also: the spec's core routines are all there.
 #   cmake -DNM=nm -DSHMEM=liblocus_shmem.so -P check_shmem_exports.cmake
-execute_process(COMMAND ${NM} -D --defined-only ${SHMEM} OUTPUT_VARIABLE text RESULT_VARIABLE rc)
-if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "${NM} -D --defined-only ${SHMEM} failed")
-endif()
-string(REPLACE "\n" ";" lines "${text}")
-set(names)
-foreach(line ${lines})
-  if(line MATCHES "^[0-9a-fA-F]* *[A-Za-z] ([^ @]+)")
-    list(APPEND names ${CMAKE_MATCH_1})
-  endif()
-endforeach()
+include(${CMAKE_CURRENT_LIST_DIR}/defined_symbols.cmake)
+defined_symbols(${SHMEM} names)
 set(deprecated start_pes _my_pe _num_pes shmalloc shfree shrealloc shmemalign globalexit)
 set(bad)
 foreach(s ${names})
