@@ -30,7 +30,7 @@ wall() { /usr/bin/time -f "WALL %e" "$@" 2>&1; }
 pool=/proc/sys/vm/nr_hugepages
 pool_up() {
     [ "$(id -u)" = 0 ] || return 1
-    mb=$(echo "$1" | sed 's/G$/*1024/;s/M$//'); pages=$(( (mb * 2) / 2 + 16 ))
+    mb=$(( $(echo "$1" | sed 's/G$/*1024/;s/M$//') )); pages=$(( mb + 16 )) # 2 PEs of 2 MiB pages
     mkdir -p /dev/hugepages
     mount | grep -q ' /dev/hugepages ' || mount -t hugetlbfs -o pagesize=2M none /dev/hugepages || return 1
     echo "$pages" >"$pool"
@@ -41,8 +41,10 @@ trap 'pool_down; rm -rf "$tmp"' EXIT
 {
     echo "# $(date -Is) host: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cpus, $(uname -r), $(free -g | awk '/Mem:/{print $2}') GiB"
     echo "# git $(git -C "$src" rev-parse --short HEAD)"
-    OUT=$tmp/micro.txt sh "$src/research/peers/shmem_vs_ompi.sh" "$build" --reps 5 --time 0.2 | grep -v "^raw:"
-    cat "$tmp/micro.txt" | grep RESULT
+    if [ -z "${SKIP_MICRO:-}" ]; then # SKIP_MICRO=1: only the heap times and the sort
+        OUT=$tmp/micro.txt sh "$src/research/peers/shmem_vs_ompi.sh" "$build" --reps 5 --time 0.2 | grep -v "^raw:"
+        cat "$tmp/micro.txt" | grep RESULT
+    fi
     ram=$(awk '/MemTotal/{print $2 * 1024}' /proc/meminfo)
     half_per_pe=$((ram / 2 / 2 / 1048576))M
     for size in 1G 4G $half_per_pe; do
