@@ -82,16 +82,7 @@ typedef struct {
 /* --json: the record (docs/bench-schema.json) is the output, the text is not printed. */
 static bench_json_t *json;
 
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void say(const char *fmt, ...)
-{
-    if (json)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vprintf(fmt, ap);
-    va_end(ap);
-}
+#define say(...) bench_say(json, __VA_ARGS__)
 
 /* A point of cache k (0 locus: a row; 1 ucs_rcache: a peer row). */
 static void point(int k, const char *metric, const char *x, const char *x_unit, double y, const char *y_unit, int n)

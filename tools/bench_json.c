@@ -348,3 +348,13 @@ int bench_json_end(bench_json_t *j, FILE *out)
     free(b.p);
     return failed ? -1 : 0;
 }
+
+void bench_say(const bench_json_t *j, const char *fmt, ...)
+{
+    if (j)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+}

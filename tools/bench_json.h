@@ -66,6 +66,9 @@ void bench_json_extra_str(bench_json_t *j, const char *key, const char *val);
 
 /* A note: a caveat the reader needs ("ucs_rcache not run: built without UCX"). */
 void bench_json_note(bench_json_t *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The benchmark's text on stdout, unless j is a record being written (with
+ * --json the record is the output). */
+void bench_say(const bench_json_t *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Write the record to out (one JSON object, then a newline), free it.
  * Returns 0, or -1 if it could not be written. */

@@ -36,16 +36,7 @@ typedef struct {
 /* With --json the record is the output: the text is not printed. */
 static bench_json_t *json;
 
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void say(const char *fmt, ...)
-{
-    if (json)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vprintf(fmt, ap);
-    va_end(ap);
-}
+#define say(...) bench_say(json, __VA_ARGS__)
 
 /* One bandwidth point of the sweep or the calibration. */
 static void gbs_row(const char *series, size_t n, double gbs, int reps, bool peer, bool highlight)

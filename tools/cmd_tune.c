@@ -30,7 +30,7 @@ void tune_say(const char *fmt, ...)
         return;
     va_list ap;
     va_start(ap, fmt);
-    vprintf(fmt, ap);
+    vprintf(fmt, ap); /* bench_say's rule, for tune_shm.c too (it has no `json`) */
     va_end(ap);
 }
 

@@ -305,3 +305,18 @@ int pj_int(const pj_t *v, int def)
     double d = pj_num(v, (double)INT_MIN - 1);
     return d > (double)INT_MIN - 1 && d < (double)INT_MAX + 1 ? (int)d : def;
 }
+
+void pj_write_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; s && *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
+}

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 typedef enum { PJ_NULL, PJ_BOOL, PJ_NUM, PJ_STR, PJ_ARR, PJ_OBJ } pj_type_t;
 
@@ -31,5 +32,8 @@ double pj_num(const pj_t *v, double def);
 uint64_t pj_u64(const pj_t *v, uint64_t def);
 int pj_int(const pj_t *v, int def);
 const char *pj_str(const pj_t *v, const char *def);
+/* Write s (NULL: "") as a JSON string: quotes, backslashes and control
+ * characters escaped (the profile and the job report both write with it). */
+void pj_write_str(FILE *f, const char *s);
 
 #endif

@@ -2,6 +2,7 @@
  * "locus-job/1" JSON of what prof_merge.c put together. */
 #include "prof/prof_merge.h"
 #include "core/error.h"
+#include "prof/prof_json.h"
 
 #pragma GCC diagnostic ignored "-Wformat-truncation" /* long names are cut, on purpose */
 
@@ -112,20 +113,6 @@ void merge_print(const merge_t *m, FILE *f)
         fprintf(f, "  - %s\n", m->findings.v[i]);
 }
 
-static void jstr(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; s && *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
-}
 
 locus_status_t merge_write_json(const merge_t *m, const char *path)
 {
@@ -138,22 +125,22 @@ locus_status_t merge_write_json(const merge_t *m, const char *path)
         char nodes[64];
         nodes_str(r, r->run_nodes, nodes, sizeof nodes);
         fprintf(f, "%s\n    {\"rank\": %d, \"host\": ", i ? "," : "", r->rank);
-        jstr(f, r->host);
+        pj_write_str(f, r->host);
         fprintf(f, ", \"file\": ");
-        jstr(f, r->file);
+        pj_write_str(f, r->file);
         fprintf(f, ", \"exit\": %d, \"ran_on_nodes\": [%s], \"policy\": ", r->exit_status, strcmp(nodes, "?") ? nodes : "");
-        jstr(f, r->policy);
+        pj_write_str(f, r->policy);
         fprintf(f, ", \"pages\": %llu, \"pages_local\": %llu}", (unsigned long long)r->pages, (unsigned long long)r->local);
     }
     fprintf(f, "\n  ],\n  \"variables\": [");
     for (size_t i = 0; i < m->vars.n; i++) {
         const mvar_t *v = &m->vars.v[i];
         fprintf(f, "%s\n    {\"name\": ", i ? "," : "");
-        jstr(f, v->name);
+        pj_write_str(f, v->name);
         fprintf(f, ", \"kind\": "); /* as the profile had it: any text */
-        jstr(f, v->kind);
+        pj_write_str(f, v->kind);
         fprintf(f, ", \"site\": ");
-        jstr(f, v->site);
+        pj_write_str(f, v->site);
         fprintf(f, ", \"ranks\": %zu, \"bytes\": %llu, \"pages\": %llu, \"pages_local\": %llu, \"imbalance\": %s, "
                    "\"remote_rank\": %s, \"per_rank\": [",
                 v->per.n, (unsigned long long)v->bytes, (unsigned long long)v->pages, (unsigned long long)v->local,
@@ -167,7 +154,7 @@ locus_status_t merge_write_json(const merge_t *m, const char *path)
             for (int n = 0; r && n < r->nnodes; n++)
                 fprintf(f, "%s%llu", n ? "," : "", (unsigned long long)p->by_node[n]);
             fprintf(f, "], \"pattern\": ");
-            jstr(f, p->pattern);
+            pj_write_str(f, p->pattern);
             fputc('}', f);
         }
         fprintf(f, "]}");
@@ -175,7 +162,7 @@ locus_status_t merge_write_json(const merge_t *m, const char *path)
     fprintf(f, "\n  ],\n  \"findings\": [");
     for (size_t i = 0; i < m->findings.n; i++) {
         fputs(i ? ",\n    " : "\n    ", f);
-        jstr(f, m->findings.v[i]);
+        pj_write_str(f, m->findings.v[i]);
     }
     fprintf(f, "%s]\n}\n", m->findings.n ? "\n  " : "");
     if (fclose(f) != 0)

@@ -4,6 +4,7 @@
 
 #pragma GCC diagnostic ignored "-Wformat-truncation" /* long names are cut, on purpose */
 #include "core/error.h"
+#include "prof/prof_json.h"
 
 #include <locus/version.h>
 
@@ -13,20 +14,6 @@
 #define PROF_SCHEMA_ID "locus-profile/1"
 #define MAX_LINES 20
 
-static void jstr(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; s && *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
-}
 
 static int os_node(const prof_session_t *s, int idx)
 {
@@ -46,7 +33,7 @@ static void jsampler(FILE *f, const char *name, const char *status, const char *
                      uint64_t lost, bool last)
 {
     fprintf(f, "    {\"name\": \"%s\", \"status\": \"%s\", \"detail\": ", name, status);
-    jstr(f, detail);
+    pj_write_str(f, detail);
     fprintf(f, ", \"samples\": %llu, \"lost\": %llu}%s\n", (unsigned long long)samples, (unsigned long long)lost,
             last ? "" : ",");
 }
@@ -58,7 +45,7 @@ static void jlines(FILE *f, const prof_session_t *s, const void *vec_, bool acce
     for (size_t i = 0; i < vec->n && i < MAX_LINES; i++) {
         const prof_line_t *l = &vec->v[i];
         fprintf(f, "%s\n        {\"location\": ", i ? "," : "");
-        jstr(f, l->loc);
+        pj_write_str(f, l->loc);
         if (access)
             fprintf(f, ", \"samples\": %llu, \"local\": %llu, \"remote\": %llu", (unsigned long long)l->count,
                     (unsigned long long)l->local, (unsigned long long)l->remote);
@@ -75,13 +62,13 @@ static void jlines(FILE *f, const prof_session_t *s, const void *vec_, bool acce
 static void jvar(FILE *f, const prof_session_t *s, const prof_var_t *v, bool last)
 {
     fprintf(f, "    {\"name\": ");
-    jstr(f, v->name);
+    pj_write_str(f, v->name);
     fprintf(f, ", \"kind\": \"%s\", \"site\": ", v->kind);
-    jstr(f, v->site);
+    pj_write_str(f, v->site);
     fprintf(f, ",\n      \"alloc_path\": [");
     for (int i = 0; i < v->npath; i++) {
         fputs(i ? ", " : "", f);
-        jstr(f, v->path[i]);
+        pj_write_str(f, v->path[i]);
     }
     fprintf(f, "], \"allocations\": %llu, \"bytes\": %llu, \"max_bytes\": %llu,\n",
             (unsigned long long)v->allocations, (unsigned long long)v->bytes, (unsigned long long)v->max_bytes);
@@ -98,9 +85,9 @@ static void jvar(FILE *f, const prof_session_t *s, const prof_var_t *v, bool las
             (unsigned long long)v->acc_samples, (unsigned long long)v->acc_local, (unsigned long long)v->acc_remote);
     jlines(f, s, &v->acc_lines, true);
     fprintf(f, "},\n      \"pattern\": ");
-    jstr(f, v->pattern);
+    pj_write_str(f, v->pattern);
     fprintf(f, ", \"finding\": ");
-    jstr(f, v->finding);
+    pj_write_str(f, v->finding);
     fprintf(f, "}%s\n", last ? "" : ",");
 }
 
@@ -120,7 +107,7 @@ static void jprocesses(FILE *f, const prof_session_t *s)
     for (size_t i = 0; i < s->procs.n; i++) {
         const prof_proc_t *p = &s->procs.v[i];
         fprintf(f, "%s{\"pid\": %d, \"ppid\": %d, \"comm\": ", i ? ",\n    " : "", p->pid, p->ppid);
-        jstr(f, p->comm);
+        pj_write_str(f, p->comm);
         fprintf(f, ", \"execs\": %d", p->gen);
         const prof_start_t *st = prof_start_of(s, p->pid);
         if (st) {
@@ -160,7 +147,7 @@ static void jexit(FILE *f, const prof_session_t *s, const prof_result_t *r)
         fprintf(f, "null, \"signal\": %d, \"signal_name\": \"SIG%s\"", s->exit_signal, nm ? nm : "?");
         if (s->crash.valid && s->crash.sig == s->exit_signal) {
             fprintf(f, ", \"fault\": {\"location\": ");
-            jstr(f, r->fault_loc);
+            pj_write_str(f, r->fault_loc);
             fprintf(f, ", \"address\": \"0x%llx\", \"ip\": \"0x%llx\", \"tid\": %d}",
                     (unsigned long long)s->crash.addr, (unsigned long long)s->crash.ip, s->crash.tid);
         }
@@ -173,14 +160,14 @@ static void jexit(FILE *f, const prof_session_t *s, const prof_result_t *r)
 static void jjob(FILE *f, const prof_session_t *s)
 {
     fprintf(f, "  \"host\": ");
-    jstr(f, s->job.host);
+    pj_write_str(f, s->job.host);
     if (s->job.rank >= 0)
         fprintf(f, ",\n  \"job\": {\"rank\": %d, \"size\": %d, \"from\": \"%s\"}", s->job.rank,
                 s->job.size, s->job.var);
     else
         fprintf(f, ",\n  \"job\": null");
     fprintf(f, ",\n  \"shim\": {\"status\": ");
-    jstr(f, s->shim_status[0] ? s->shim_status : "ok");
+    pj_write_str(f, s->shim_status[0] ? s->shim_status : "ok");
     fprintf(f, ", \"processes\": %d, \"early_allocations\": %llu, \"untracked\": %llu, \"log_errors\": %llu},\n",
             s->shim_procs, (unsigned long long)s->shim_early, (unsigned long long)s->shim_untracked,
             (unsigned long long)s->shim_log_errors);
@@ -214,7 +201,7 @@ locus_status_t prof_write_json(const prof_session_t *s, const prof_result_t *r, 
             LOCUS_VERSION_STRING);
     for (int i = 0; s->argv[i]; i++) {
         fputs(i ? ", " : "", f);
-        jstr(f, s->argv[i]);
+        pj_write_str(f, s->argv[i]);
     }
     fprintf(f, "],\n");
     jexit(f, s, r);
@@ -230,7 +217,7 @@ locus_status_t prof_write_json(const prof_session_t *s, const prof_result_t *r, 
     fprintf(f, "  ],\n  \"symbols\": \"%s\",\n  \"notes\": [", s->stripped ? "missing" : "ok");
     for (size_t i = 0; i < s->notes.n; i++) {
         fputs(i ? ", " : "", f);
-        jstr(f, s->notes.v[i]);
+        pj_write_str(f, s->notes.v[i]);
     }
     fprintf(f, "],\n");
     jprocesses(f, s);
@@ -252,7 +239,7 @@ locus_status_t prof_write_json(const prof_session_t *s, const prof_result_t *r, 
     fprintf(f, "  ],\n  \"findings\": [");
     for (size_t i = 0; i < r->findings.n; i++) {
         fputs(i ? ",\n    " : "\n    ", f);
-        jstr(f, r->findings.v[i]);
+        pj_write_str(f, r->findings.v[i]);
     }
     fprintf(f, "%s]\n}\n", r->findings.n ? "\n  " : "");
     if (ferror(f))

@@ -94,15 +94,6 @@ static std::string subst(std::string s)
     return s;
 }
 
-// the command inside sh -c '...'
-static std::string quote(const std::string &s)
-{
-    std::string q;
-    for (char c : s)
-        q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return q;
-}
-
 struct Outcome {
     int status;
     std::string out;
@@ -112,7 +103,7 @@ static Outcome run(const std::string &cmd, const std::string &dir)
 {
     std::string out = dir + "/stdout";
     // a hang is a failure (status 124), not a stuck suite
-    int st = std::system(("timeout -k 5 300 sh -c '" + quote(cmd) + "' >" + out + " 2>>" + dir + "/stderr").c_str());
+    int st = std::system(("timeout -k 5 300 sh -c " + shq(cmd) + " >" + out + " 2>>" + dir + "/stderr").c_str());
     return {WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st), slurp(out)};
 }
 
