@@ -6,9 +6,17 @@
  * (or the default action).
  *
  * Armed pages live in a fixed slot array changed only with atomics, so the
- * handler takes no lock. A page is pushed to a "recently released" ring
- * before its slot is cleared: a second thread faulting on the same page in
- * between sees it there and simply retries.
+ * handler takes no lock. A slot holds a page address and its state in the
+ * low bits: ARMING while the sampler's mprotect(PROT_NONE) is in flight,
+ * armed (no bit) once it has landed, CLAIMING while a handler restores the
+ * page. The invariant the program's life depends on: a page is protected
+ * only while a slot names it. So a handler claims only an armed slot (a
+ * handler that ran late, for a fault of an earlier arming of the same page,
+ * must not restore a page whose protection is still to land), faults on an
+ * ARMING or CLAIMING page are simply retried, and the page is restored
+ * before its slot is freed. A page is also pushed to a "recently released"
+ * ring before its slot is freed, so a late handler retries without a
+ * syscall.
  *
  * The same handler (SIGSEGV and SIGBUS) writes a CRASH record when a fault
  * is not ours and the program has no handler of its own, so the report can
@@ -24,11 +32,15 @@
 #include <time.h>
 #include <sys/uio.h>
 #include <linux/futex.h>
+#include <sched.h>
 #include <ucontext.h>
 #include <unistd.h>
 
 static _Atomic uintptr_t slot_page[SHIM_SLOTS];
 static int slot_prot[SHIM_SLOTS];
+#define SLOT_ARMING ((uintptr_t)1)
+#define SLOT_CLAIMING ((uintptr_t)2)
+#define SLOT_STATE (SLOT_ARMING | SLOT_CLAIMING)
 
 #define RECENT 256
 static _Atomic uintptr_t recent_page[RECENT];
@@ -109,27 +121,45 @@ static void record_access(uintptr_t addr, uintptr_t page, const ucontext_t *uc)
     __atomic_fetch_add(&S.stats.samples, 1, __ATOMIC_RELAXED);
 }
 
-/* 1 if the fault was on a page we armed (the access will be retried). */
+/* Restores an armed slot's page and frees the slot, if this caller wins it
+ * (1), else 0. slot_prot[i] is read before the slot is freed: the sampler
+ * reuses only free slots. */
+static __thread int t_claiming __attribute__((tls_model("initial-exec")));
+
+static int release_slot(int i, uintptr_t page)
+{
+    uintptr_t armed = page;
+    if (!atomic_compare_exchange_strong(&slot_page[i], &armed, page | SLOT_CLAIMING))
+        return 0;
+    t_claiming++;
+    push_recent(page);
+    shim_real_mprotect((void *)page, S.page, slot_prot[i]);
+    atomic_store(&slot_page[i], 0);
+    t_claiming--;
+    return 1;
+}
+
+/* 1 if the fault was on a page we armed or are arming or restoring (the
+ * access is retried); a sample is recorded by the handler that restores. */
 static int claim(uintptr_t addr, const ucontext_t *uc)
 {
     uintptr_t page = addr & ~(uintptr_t)(S.page - 1);
     for (int i = 0; i < SHIM_SLOTS; i++) {
-        uintptr_t p = atomic_load(&slot_page[i]);
-        if (p != page)
+        uintptr_t v = atomic_load(&slot_page[i]);
+        if ((v & ~SLOT_STATE) != page)
             continue;
-        push_recent(page);
-        if (atomic_compare_exchange_strong(&slot_page[i], &p, 0)) {
-            shim_real_mprotect((void *)page, S.page, slot_prot[i]);
+        if (!(v & SLOT_STATE) && release_slot(i, page))
             record_access(addr, page, uc);
-        }
         return 1;
     }
-    return is_recent(page);
+    return 0;
 }
 
 /* A thread may run its handler long after another thread restored the page
- * (slow or oversubscribed machines): if the page is readable now, retry the
- * access, a bounded number of times in a row for the same page. */
+ * (slow or oversubscribed machines): if the page was released a moment ago
+ * or is readable now, retry the access, a bounded number of times in a row
+ * for the same page (a late handler needs one; a page the program itself
+ * protected ends in its own handler). */
 static __thread uintptr_t retry_page __attribute__((tls_model("initial-exec")));
 static __thread unsigned retry_count __attribute__((tls_model("initial-exec")));
 
@@ -147,7 +177,7 @@ static int retry_ok(uintptr_t addr)
         retry_page = page;
         retry_count = 0;
     }
-    return ++retry_count < 1000 && readable_now(addr);
+    return ++retry_count < 1000 && (is_recent(page) || readable_now(addr));
 }
 
 /* The program's own handler runs as it would have (its mask, its flags);
@@ -216,7 +246,6 @@ static void on_segv(int sig, siginfo_t *si, void *uc)
         return;
     }
     if (si->si_code == SEGV_ACCERR && acc_ring && claim((uintptr_t)si->si_addr, uc)) {
-        retry_page = 0;
         errno = saved;
         return;
     }
@@ -228,16 +257,25 @@ static void on_segv(int sig, siginfo_t *si, void *uc)
     errno = saved;
 }
 
+/* Called with the lock held, so no slot in the range is ARMING (the sampler
+ * arms under the lock); one a handler is restoring is waited for: the
+ * caller is about to unmap or re-protect the range, and a restore landing
+ * after that would change somebody else's mapping or undo the program's
+ * own protection. */
 void shim_disarm_range_locked(uintptr_t lo, size_t len)
 {
     uintptr_t hi = lo + len < lo ? ~(uintptr_t)0 : lo + len;
     for (int i = 0; i < SHIM_SLOTS; i++) {
-        uintptr_t p = atomic_load(&slot_page[i]);
-        if (!p || p + S.page <= lo || p >= hi)
-            continue;
-        push_recent(p);
-        if (atomic_compare_exchange_strong(&slot_page[i], &p, 0))
-            shim_real_mprotect((void *)p, S.page, slot_prot[i]);
+        for (;;) {
+            uintptr_t v = atomic_load(&slot_page[i]), p = v & ~SLOT_STATE;
+            if (!v || p + S.page <= lo || p >= hi)
+                break;
+            if (!(v & SLOT_STATE) && release_slot(i, p))
+                break;
+            if (t_claiming)
+                break; /* a signal handler interrupted this thread's own restore */
+            sched_yield(); /* another thread's handler is restoring it */
+        }
     }
 }
 
@@ -277,15 +315,17 @@ static void arm_some_locked(uint64_t *rnd, int quota)
             continue;
         int dup = 0;
         for (int j = 0; j < SHIM_SLOTS; j++)
-            dup |= atomic_load(&slot_page[j]) == page;
+            dup |= (atomic_load(&slot_page[j]) & ~SLOT_STATE) == page;
         if (dup)
             continue;
         slot_prot[i] = prot;
-        atomic_store(&slot_page[i], page);
+        /* named before it is protected, armed (claimable) only after */
+        atomic_store(&slot_page[i], page | SLOT_ARMING);
         if (shim_real_mprotect((void *)page, S.page, PROT_NONE) != 0) {
             atomic_store(&slot_page[i], 0);
             continue;
         }
+        atomic_store(&slot_page[i], page);
         S.stats.armed++;
     }
 }
