@@ -82,46 +82,75 @@ static void copy_once(int c, void *d, const void *s, size_t n)
  * batches: on a shared machine a batch that lost the cpu is an outlier the
  * median drops, where long batches would all be hit. One loop per kind of
  * contender, so the loop itself costs the same for glibc and the selector. */
-/* One function per loop, each 64-byte aligned with its loop aligned too: at
- * 64 B a copy takes ~10 cycles and where a tight loop falls relative to the
- * fetch blocks alone moved the ratio by 10 %. */
-#define BENCH_LOOP __attribute__((noinline, aligned(64), optimize("align-loops=64")))
+/* One function per loop and kind of contender, so the loop itself costs the
+ * same for glibc and the selector. Where a tight loop falls relative to the
+ * cpu's fetch blocks moves a small copy's speed by 5-20 % (a 1 KiB copy,
+ * ~40 cycles, on a Zen 5: four nops after the loop's call moved it 0.94 ->
+ * 1.01 of the other layout): a property of the code's placement, not of the
+ * copy. So every loop exists at LAYOUTS placements (its start moved by 0, 8,
+ * .. 56 bytes past a 64-byte boundary) and round r runs layout r % LAYOUTS: the
+ * medians average over placements, and a ratio compares glibc and the
+ * selector at the same placement. */
+#define LAYOUTS 8
+#define BENCH_LOOP __attribute__((noinline, aligned(64), optimize("align-loops=1")))
+/* executed once per batch: align, then move the loop that follows */
+#define PLACE(pad) __asm__ volatile(".p2align 6\n\t.fill " #pad ", 1, 0x90" ::: "memory")
 
-static BENCH_LOOP void loop_glibc(void *d, const void *s, size_t n, long iters)
-{
-    for (long i = 0; i < iters; i++) {
-        memcpy(d, s, n);
-        __asm__ volatile("" ::: "memory");
+#define LOOPS(pad)                                                                           \
+    static BENCH_LOOP void loop_glibc_##pad(void *d, const void *s, size_t n, long iters)     \
+    {                                                                                        \
+        PLACE(pad);                                                                          \
+        for (long i = 0; i < iters; i++) {                                                   \
+            memcpy(d, s, n);                                                                 \
+            __asm__ volatile("" ::: "memory");                                               \
+        }                                                                                    \
+    }                                                                                        \
+    static BENCH_LOOP void loop_selector_##pad(void *d, const void *s, size_t n, long iters)  \
+    {                                                                                        \
+        PLACE(pad);                                                                          \
+        for (long i = 0; i < iters; i++) {                                                   \
+            locus_copy(d, s, n, LOCUS_COPY_HINT_NONE);                                       \
+            __asm__ volatile("" ::: "memory");                                               \
+        }                                                                                    \
+    }                                                                                        \
+    static BENCH_LOOP void loop_kernel_##pad(locus_copy_fn_t fn, void *d, const void *s, size_t n, \
+                                             long iters)                                     \
+    {                                                                                        \
+        PLACE(pad);                                                                          \
+        for (long i = 0; i < iters; i++) {                                                   \
+            fn(d, s, n);                                                                     \
+            __asm__ volatile("" ::: "memory");                                               \
+        }                                                                                    \
     }
-}
+LOOPS(0)
+LOOPS(8)
+LOOPS(16)
+LOOPS(24)
+LOOPS(32)
+LOOPS(40)
+LOOPS(48)
+LOOPS(56)
 
-static BENCH_LOOP void loop_selector(void *d, const void *s, size_t n, long iters)
-{
-    for (long i = 0; i < iters; i++) {
-        locus_copy(d, s, n, LOCUS_COPY_HINT_NONE);
-        __asm__ volatile("" ::: "memory");
-    }
-}
+typedef void (*copy_loop_t)(void *, const void *, size_t, long);
+typedef void (*kernel_loop_t)(locus_copy_fn_t, void *, const void *, size_t, long);
+#define EIGHT(f) {f##_0, f##_8, f##_16, f##_24, f##_32, f##_40, f##_48, f##_56}
+static const copy_loop_t glibc_loops[LAYOUTS] = EIGHT(loop_glibc);
+static const copy_loop_t selector_loops[LAYOUTS] = EIGHT(loop_selector);
+static const kernel_loop_t kernel_loops[LAYOUTS] = EIGHT(loop_kernel);
 
-static BENCH_LOOP void loop_kernel(locus_copy_fn_t fn, void *d, const void *s, size_t n, long iters)
+/* GB/s of one batch of contender c in layout lay (any int: taken mod LAYOUTS). */
+static double measure(int c, void *d, const void *s, size_t n, long iters, int lay)
 {
-    for (long i = 0; i < iters; i++) {
-        fn(d, s, n);
-        __asm__ volatile("" ::: "memory");
-    }
-}
-
-static double measure(int c, void *d, const void *s, size_t n, long iters)
-{
+    lay = (lay % LAYOUTS + LAYOUTS) % LAYOUTS;
     if (n <= (32u << 20))
         copy_once(c, d, s, n); /* warm: same buffers as the timed copies */
     double t0 = lc_now_s();
     if (c == C_GLIBC)
-        loop_glibc(d, s, n, iters);
+        glibc_loops[lay](d, s, n, iters);
     else if (c == C_SELECTOR)
-        loop_selector(d, s, n, iters);
+        selector_loops[lay](d, s, n, iters);
     else
-        loop_kernel(locus_copy_kernel_fn(c), d, s, n, iters);
+        kernel_loops[lay](locus_copy_kernel_fn(c), d, s, n, iters);
     double t = lc_now_s() - t0;
     return (double)n * (double)iters / t / 1e9;
 }
@@ -148,11 +177,11 @@ static double pair_ratio(int a, int b, char *d, const char *s, size_t n, long it
     for (int r = 0; r < pairs; r++) {
         double x, y;
         if (r % 2) {
-            y = measure(b, d, s, n, it);
-            x = measure(a, d, s, n, it);
+            y = measure(b, d, s, n, it, r);
+            x = measure(a, d, s, n, it, r);
         } else {
-            x = measure(a, d, s, n, it);
-            y = measure(b, d, s, n, it);
+            x = measure(a, d, s, n, it, r);
+            y = measure(b, d, s, n, it, r);
         }
         rr[r] = y / x;
     }
@@ -174,7 +203,7 @@ static void sweep_size(const int *cs, int nc, char *d, const char *s, size_t n, 
     for (int r = 0; r < reps; r++)
         for (int j = 0; j < nc; j++) {
             int i = r % 2 ? nc - 1 - j : j; /* alternate the order: no contender always goes first */
-            v[i][r] = measure(cs[i], d, s, n, it);
+            v[i][r] = measure(cs[i], d, s, n, it, r);
         }
     if (ratio) {
         /* Extra back-to-back pairs for the ratio: about 0.6 s worth, 21..101.
@@ -337,20 +366,33 @@ static void run_pollution(const opts_t *o, char *d, char *s)
         say("\ncache pollution: skipped (cannot map %llu MiB)\n", VICTIM >> 20);
         return;
     }
-    /* glibc, then the regular, NT and NT + prefetch kernels of the AVX2 (else SSE2) loop */
+    /* glibc, then the regular, NT and NT + prefetch kernels of the AVX2 (else
+     * SSE2) loop, rep movsb where the CPU has ERMS (the self-test may choose
+     * it for big copies), and the kernel the selector uses at this size */
     int v = locus_copy_kernel_find("avx2");
     if (!locus_copy_kernel_available(v))
         v = locus_copy_kernel_find("sse2");
-    int ks[] = {locus_copy_kernel_find("libc"), v, locus_copy_kernel_variant(v, true, false),
-                locus_copy_kernel_variant(v, true, true)};
-    double hot[MAX_REPS], after[4][MAX_REPS], copy_gbs[4][MAX_REPS];
+    int ks[6] = {locus_copy_kernel_find("libc"), v, locus_copy_kernel_variant(v, true, false),
+                 locus_copy_kernel_variant(v, true, true)}, nk = 4;
+    int movsb = locus_copy_kernel_find("movsb");
+    if (locus_copy_kernel_available(movsb))
+        ks[nk++] = movsb;
+    locus_copy_ctx_t *ctx;
+    int sel = locus_copy_default_ctx(&ctx) == LOCUS_OK ? locus_copy_ctx_select(ctx, POLLUTER, LOCUS_COPY_HINT_NONE)
+                                                      : -1;
+    bool listed = false;
+    for (int i = 0; i < nk; i++)
+        listed |= ks[i] == sel;
+    if (sel >= 0 && !listed)
+        ks[nk++] = sel;
+    double hot[MAX_REPS], after[6][MAX_REPS], copy_gbs[6][MAX_REPS];
     progress_t pr;
     progress_begin(&pr, "cache pollution, rounds", (uint64_t)o->reps, false);
     for (int r = 0; r < o->reps; r++) {
         progress_update(&pr, (uint64_t)r);
         reread(victim, VICTIM);
         hot[r] = reread(victim, VICTIM);
-        for (int i = 0; i < 4; i++) {
+        for (int i = 0; i < nk; i++) {
             reread(victim, VICTIM);
             reread(victim, VICTIM);
             double t0 = lc_now_s();
@@ -365,11 +407,11 @@ static void run_pollution(const opts_t *o, char *d, char *s)
     say("\ncache pollution: re-read of a 16 MiB victim working set after a 64 MiB copy "
            "(median of %d)\n", o->reps);
     say("  %-22s %8.3f ms\n", "victim hot (no copy)", h * 1e3);
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < nk; i++) {
         double a = median(after[i], o->reps);
         double g = median(copy_gbs[i], o->reps);
-        say("  after %-16s %8.3f ms  slowdown %5.2fx   (copy %.1f GB/s)\n",
-               locus_copy_kernel_name(ks[i]), a * 1e3, a / h, g);
+        say("  after %-16s %8.3f ms  slowdown %5.2fx   (copy %.1f GB/s)%s\n",
+               locus_copy_kernel_name(ks[i]), a * 1e3, a / h, g, ks[i] == sel ? "  <- the selector's" : "");
         bench_row_t row = {.series = "16 MiB victim", .metric = "re-read slowdown after a 64 MiB copy",
                            .x_cat = locus_copy_kernel_name(ks[i]), .x_unit = "kernel", .y = a / h, .y_unit = "x",
                            .stat = "median", .n = o->reps};

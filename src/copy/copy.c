@@ -219,12 +219,16 @@ static void update_direct(copy_sel_t *s, bool auto_nt)
     }
 }
 
-/* Big copies (>= nt_min) use NT kernel k; hinted copies its NT-only variant,
- * and prefetchnta only if k uses it. */
+/* Big copies (>= nt_min) use kernel k (an NT kernel, or rep movsb where the
+ * self-test found it fastest); hinted copies k's NT-only variant (the
+ * family's default NT kernel when k has none), and prefetchnta only if k
+ * uses it. */
 static void use_nt_kernel(locus_copy_params_t *p, int k)
 {
     p->ntpf = k;
-    p->nt = locus_copy_kernel_variant(k, true, false);
+    int nt = locus_copy_kernel_variant(k, true, false);
+    if (nt >= 0)
+        p->nt = nt;
     p->pf = copy_kernels[k].nt_source ? locus_copy_kernel_variant(k, false, true) : p->regular;
 }
 

@@ -33,10 +33,15 @@ typedef struct copy_proof {
     uint64_t libc_from;
     double libc_big_gbps, nt_big_gbps; /* that race (0: not run) */
     int candidates[8], ncandidates;
+    /* Most other runnable tasks seen while measuring (0: a quiet machine);
+     * a busy answer is provisional: measured again (provisional = how many
+     * busy measurements so far) by a process that starts on a quiet one. */
+    int busy, provisional;
 } copy_proof_t;
 
 /* The process's proof: loaded from the cache or measured on first call
- * (LOCUS_COPY_SELFTEST=rerun: measured), then fixed. Thread-safe. */
+ * (LOCUS_COPY_SELFTEST=rerun: measured; a provisional cache on a quiet
+ * machine: measured again), then fixed. Thread-safe. */
 const copy_proof_t *copy_proof_get(void);
 /* The proof if it is already known in this process, else NULL (never runs it). */
 const copy_proof_t *copy_proof_peek(void);
@@ -44,6 +49,9 @@ const copy_proof_t *copy_proof_peek(void);
 void copy_proof_measure(copy_proof_t *out, int reps);
 /* Write pr as the cache file; 0 or -1. */
 int copy_proof_save(const copy_proof_t *pr);
+/* Where the self-test reads procs_running to tell a busy machine ("/proc/stat";
+ * tests point it at a file of their own). */
+extern const char *copy_proc_stat;
 /* Size of entry i of the measured table. */
 static inline uint64_t copy_proof_size(int i) { return (1ull << 20) << i; }
 

@@ -34,10 +34,16 @@ std::string slurp(const std::string &path)
 }
 
 // Run fn in a child with XDG_CACHE_HOME=dir; its exit status (0 = all good).
+// The machine looks quiet to the self-test (a cache it writes is final, one
+// it reads is kept), whatever else the test suite runs meanwhile.
 template <class F> int in_child(const std::string &dir, F fn)
 {
+    static std::string quiet;
+    quiet = dir + "/stat-quiet";
+    std::ofstream(quiet) << "procs_running 1\n";
     pid_t pid = fork();
     if (pid == 0) {
+        copy_proc_stat = quiet.c_str();
         setenv("XDG_CACHE_HOME", dir.c_str(), 1);
         setenv("LOCUS_COPY_CALIBRATION", "none", 1);
         setenv("LOCUS_TUNE_FILE", "none", 1);
@@ -125,6 +131,72 @@ TEST(CopyProof, CachedAnswerDrivesTheSelector)
         return std::string(locus_copy_kernel_name(p.ntpf)) == "sse2-ntpf" && p.nt_min == (4u << 20) ? 0 : 1;
     });
     EXPECT_EQ(rc, 0);
+    std::system(("rm -rf " + dir).c_str());
+}
+
+// A big-copy answer of rep movsb (it won on a Zen 5): big copies use it,
+// copies hinted NT still get an NT kernel (movsb has no NT variant).
+TEST(CopyProof, MovsbAnswerDrivesTheSelector)
+{
+    std::string dir = tmpdir();
+    int movsb = locus_copy_kernel_find("movsb");
+    if (!locus_copy_kernel_available(movsb))
+        GTEST_SKIP() << "this CPU has no ERMS: rep movsb is never a candidate";
+    int rc = in_child(dir, [movsb] {
+        copy_proof_t pr{};
+        pr.valid = true;
+        pr.kernel = movsb;
+        pr.nt_min = 16u << 20;
+        pr.libc_from = UINT64_MAX;
+        snprintf(pr.origin, sizeof pr.origin, "self-test test");
+        return copy_proof_save(&pr) == 0 ? 0 : 1;
+    });
+    ASSERT_EQ(rc, 0);
+    rc = in_child(dir, [movsb] {
+        locus_copy_params_t p = default_params();
+        if (p.nt_min != (16u << 20) || p.ntpf != movsb) return 1;
+        locus_copy_ctx_t *c;
+        locus_copy_default_ctx(&c);
+        if (locus_copy_ctx_select(c, 64u << 20, LOCUS_COPY_HINT_NONE) != movsb) return 2;
+        if (locus_copy_ctx_select(c, (16u << 20) - 1, LOCUS_COPY_HINT_NONE) != 0) return 3;
+        if (!locus_copy_kernel_nt_dest(p.nt)) return 4;  // hinted NT copies stay NT
+        std::string a(20u << 20, 'x'), b(20u << 20, 'y');
+        for (size_t i = 0; i < a.size(); i += 4093) a[i] = char(i);
+        return locus_copy(&b[0], a.data(), a.size(), LOCUS_COPY_HINT_NONE) == LOCUS_OK && a == b ? 0 : 5;
+    });
+    EXPECT_EQ(rc, 0);
+    std::system(("rm -rf " + dir).c_str());
+}
+
+// A self-test run while the machine was busy is provisional: a later process
+// that starts on a quiet machine measures again (and that answer is final);
+// one on a busy machine keeps it; after PROVISIONAL_MAX busy runs it stays.
+TEST(CopyProof, BusyAnswerIsProvisionalAndMeasuredAgainWhenQuiet)
+{
+    std::string dir = tmpdir(), file = dir + "/locus/copy-selftest.conf";
+    std::string busy = dir + "/stat-busy", quiet = dir + "/stat-quiet";
+    std::ofstream(busy) << "cpu  1 2 3 4\nprocs_running 3\nprocs_blocked 0\n";
+    std::ofstream(quiet) << "cpu  1 2 3 4\nprocs_running 1\nprocs_blocked 0\n";
+    auto origin_with = [&](const std::string &stat) {
+        return in_child(dir, [&stat] {
+            copy_proc_stat = stat.c_str();
+            std::string o = default_params().nt_min_origin;
+            return o.rfind("self-test 20", 0) == 0 ? 10 : o.find("provisional") != std::string::npos ? 11 : 12;
+        });
+    };
+    EXPECT_EQ(origin_with(busy), 10);  // measured, busy
+    EXPECT_NE(slurp(file).find("provisional=1"), std::string::npos) << slurp(file);
+    EXPECT_EQ(origin_with(busy), 11);  // still busy: the provisional answer is used
+    EXPECT_EQ(origin_with(quiet), 10); // quiet: measured again ...
+    EXPECT_EQ(slurp(file).find("provisional"), std::string::npos) << slurp(file); // ... and final
+    EXPECT_EQ(origin_with(quiet), 12);  // read from the cache as it is
+    // a cache that was measured busy PROVISIONAL_MAX times stays
+    std::string text = slurp(file);
+    size_t at = text.find("origin=");
+    ASSERT_NE(at, std::string::npos);
+    text.insert(at, "provisional=4\n");
+    std::ofstream(file) << text;
+    EXPECT_EQ(origin_with(quiet), 11);
     std::system(("rm -rf " + dir).c_str());
 }
 
