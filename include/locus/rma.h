@@ -84,6 +84,9 @@ typedef struct locus_rma_attr {
     locus_rma_reg_t reg;    /* LOCUS_RMA_REG */
     bool nic_only;          /* LOCUS_RMA_ONNODE=nic: on-node peers through NIC loopback too
                                (tests, and jobs whose nodes share nothing) */
+    uint64_t help_min;      /* LOCUS_RMA_HELP: on-node puts from the heap of at least this many
+                               bytes are cut into pieces that a peer of the node waiting in the
+                               library (barrier, flush, progress) copies too; 0 = never */
     locus_boot_t *boot;     /* NULL: locus_rma_init joins the job itself (and leaves it) */
 } locus_rma_attr_t;
 
@@ -134,8 +137,8 @@ LOCUS_API locus_status_t locus_rma_get_nbi(locus_rma_t *r, int rank, void *dst, 
                                            size_t len);
 LOCUS_API locus_status_t locus_rma_flush(locus_rma_t *r, int rank);
 LOCUS_API locus_status_t locus_rma_flush_all(locus_rma_t *r);
-/* Today a flush_all (NIC requests completed; on-node copies are complete at
- * return anyway). */
+/* Today a flush_all (NIC requests and shared on-node puts completed; other
+ * on-node copies are complete at return anyway). */
 LOCUS_API locus_status_t locus_rma_fence(locus_rma_t *r);
 
 typedef enum locus_rma_amo_op {
@@ -165,7 +168,11 @@ LOCUS_API locus_status_t locus_rma_swap(locus_rma_t *r, int rank, uint64_t *sym,
 
 /* flush_all, then every process of the job waits for the others. */
 LOCUS_API locus_status_t locus_rma_barrier(locus_rma_t *r);
-/* Drive the NIC's completions and, at most every 250 ms, check that every
+/* True if this node has more processes of the job than cpus they may run
+ * on (the union of their affinity masks): waits should yield. */
+LOCUS_API bool locus_rma_oversubscribed(const locus_rma_t *r);
+/* Drive the NIC's completions, copy pieces of the node's large puts that
+ * other processes shared (LOCUS_RMA_HELP) and, at most every 250 ms, check that every
  * peer is alive (an RDMA READ to NIC peers, the pid on this node): call it in
  * loops that wait for memory another process writes (wait_until), so that a
  * dead peer ends the wait with LOCUS_ERR_PEER_FAILED. */
@@ -178,6 +185,8 @@ typedef struct locus_rma_stats {
     uint64_t puts_inline, bounce;                /* small puts inline; buffers through bounce */
     uint64_t reg_cache_gets, registrations;      /* pieces through the registration cache (cache, none);
                                                     registrations its device made (heap included) */
+    uint64_t puts_helped;  /* our shared puts of which a peer copied a piece */
+    uint64_t help_pieces;  /* pieces of other processes' puts this process copied */
 } locus_rma_stats_t;
 LOCUS_API locus_status_t locus_rma_stats(const locus_rma_t *r, locus_rma_stats_t *out);
 

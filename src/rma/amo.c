@@ -165,6 +165,7 @@ locus_status_t locus_rma_amo(locus_rma_t *r, int rank, locus_rma_amo_op_t op, vo
                       width, (unsigned long long)off, width);
     if (r->peers[rank].failed)
         return rma_peer_error(r, rank);
+    rma_help_settle(r); /* after the puts made before it */
     if (width == 4) {
         operand &= 0xffffffffull;
         compare &= 0xffffffffull;

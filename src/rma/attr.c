@@ -11,6 +11,7 @@ static const lc_tun_bind_t rma_binds[] = {
     LC_BIND(RMA_HEAP_SIZE, locus_rma_attr_t, heap_size),
     LC_BIND(RMA_REG, locus_rma_attr_t, reg),        /* cache|static|none = enum order */
     LC_BIND(RMA_ONNODE, locus_rma_attr_t, nic_only), /* auto = 0, nic = 1 */
+    LC_BIND(RMA_HELP, locus_rma_attr_t, help_min),
 };
 
 void locus_rma_attr_init(locus_rma_attr_t *a)

@@ -5,6 +5,7 @@
  * fails together, with the failing rank named, instead of hanging. */
 #include "rma/rma_internal.h"
 
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +53,7 @@ typedef struct {
     uint32_t nic_only, pages;
     uint64_t obj_size, user_size;
     char path[288];
+    cpu_set_t cpus;  /* where it may run: the node's union tells oversubscription */
 } info_t;
 
 static locus_status_t create_heap(locus_rma_t *r, bool shared)
@@ -72,9 +74,25 @@ static locus_status_t create_heap(locus_rma_t *r, bool shared)
     return LOCUS_OK;
 }
 
+/* More processes on this node than cpus they may run on together (a
+ * process bound to one core sees one cpu of its own). */
+static void node_load(locus_rma_t *r, const info_t *all)
+{
+    cpu_set_t node;
+    CPU_ZERO(&node);
+    int procs = 0;
+    for (int q = 0; q < r->size; q++)
+        if (all[q].node == r->node) {
+            CPU_OR(&node, &node, (cpu_set_t *)&all[q].cpus);
+            procs++;
+        }
+    r->oversubscribed = procs > CPU_COUNT(&node);
+}
+
 /* The smallest user part of all heaps is what every process may address. */
 static locus_status_t use_infos(locus_rma_t *r, const info_t *all)
 {
+    node_load(r, all);
     for (int q = 0; q < r->size; q++) {
         if (all[q].nic_only != all[r->rank].nic_only)
             return lc_err(LOCUS_ERR_INVALID, "rma init: LOCUS_RMA_ONNODE differs: rank %d says %s, rank %d %s", q,
@@ -122,6 +140,9 @@ static locus_status_t setup_heaps(locus_rma_t *r)
     locus_status_t st = create_heap(r, shared);
     info_t me = {.node = r->node, .pid = (int32_t)getpid(), .nic_only = r->attr.nic_only,
                  .obj_size = r->obj_size, .user_size = r->user_size};
+    if (sched_getaffinity(0, sizeof me.cpus, &me.cpus) != 0)
+        for (long c = 0; c < sysconf(_SC_NPROCESSORS_ONLN) && c < CPU_SETSIZE; c++)
+            CPU_SET((int)c, &me.cpus);
     if (!st)
         snprintf(me.path, sizeof me.path, "%s", locus_heap_share_path(r->heap));
     if ((st = rma_agree(r, st, "rma init (heap)")))
@@ -153,8 +174,10 @@ static void describe(locus_rma_t *r, int local_peers)
             RMA_CTRL, locus_heap_pages_name(hs.pages), *locus_heap_share_path(r->heap) ? "shared with the node's processes at " : "private",
             locus_heap_share_path(r->heap));
     if (local_peers)
-        lc_note(&r->notes, "on-node: %d other process%s reached by copies into their mapped heaps", local_peers,
-                local_peers == 1 ? "" : "es");
+        lc_note(&r->notes, "on-node: %d other process%s reached by copies into their mapped heaps%s", local_peers,
+                local_peers == 1 ? "" : "es",
+                r->help_on ? "; large puts shared with waiting peers (LOCUS_RMA_HELP)"
+                : r->oversubscribed && r->attr.help_min ? "; puts not shared: more processes than cpus on the node" : "");
     if (r->num_nodes > 1 || r->attr.nic_only)
         lc_note(&r->notes, "job spans %d node%s%s: atomics by the NIC for every process (self and on-node peers "
                 "through loopback)", r->num_nodes, r->num_nodes == 1 ? "" : "s",
@@ -193,6 +216,7 @@ static locus_status_t setup(locus_rma_t *r)
         any |= need[q];
         local_peers += q != r->rank && r->peers[q].path == RMA_PATH_LOCAL;
     }
+    rma_help_init(r);
     describe(r, local_peers);
     st = any ? rma_nic_setup(r, need) : LOCUS_OK;
     free(need);
@@ -283,6 +307,8 @@ locus_boot_t *locus_rma_boot(const locus_rma_t *r) { return r ? r->boot : NULL; 
 void *locus_rma_heap_base(const locus_rma_t *r) { return r ? r->base : NULL; }
 uint64_t locus_rma_heap_size(const locus_rma_t *r) { return r ? r->user_size : 0; }
 const char *locus_rma_notes(const locus_rma_t *r) { return r ? lc_notes_text(&r->notes) : ""; }
+
+bool locus_rma_oversubscribed(const locus_rma_t *r) { return r && r->oversubscribed; }
 
 bool locus_rma_is_local(const locus_rma_t *r, int rank)
 {

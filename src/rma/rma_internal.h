@@ -19,6 +19,11 @@
 #define RMA_CTRL_PROBE 0u   /* liveness READs land here (junk word) */
 #define RMA_CTRL_BARRIER 64u /* dissemination slots: round k at +8k */
 #define RMA_MAX_ROUNDS 32
+#define RMA_CTRL_HELP 1024u  /* shared copies: this process's descriptors (help.c) */
+#define RMA_HELP_SLOTS 16
+/* The owner of a shared copy checks its takers' liveness after waiting this
+ * long for their pieces. */
+#define RMA_HELP_STUCK_NS 2000000ull
 
 /* Liveness: while a call waits on memory only (barrier) or the caller polls
  * (locus_rma_progress), each peer is checked at most this often: a READ to
@@ -79,6 +84,11 @@ struct locus_rma {
     int failed_rank;
     rma_region_t *regions;
     int nregions;
+    /* shared copies (help.c) */
+    bool oversubscribed;  /* more processes on this node than the cpus they may use */
+    bool help_on;         /* large puts are shared with waiting peers */
+    uint32_t help_gen[RMA_HELP_SLOTS];
+    int help_head, help_count; /* our posted descriptors, oldest first */
     locus_rma_stats_t stats;
     lc_notes_t notes;
 };
@@ -114,6 +124,28 @@ locus_status_t rma_fail_rank(locus_rma_t *r, int rank, locus_status_t st);
 locus_status_t rma_liveness(locus_rma_t *r, bool force);
 /* The barrier over the transports (flags in the control blocks). */
 locus_status_t rma_sync(locus_rma_t *r);
+
+/* ---- help.c: large on-node puts shared with waiting peers ---- */
+/* After the peers are mapped: whether this process shares its copies. */
+void rma_help_init(locus_rma_t *r);
+/* A put of [src, src+len) to `rank` that is shared: large, from our heap,
+ * to a heap of this node. */
+bool rma_help_wanted(const locus_rma_t *r, int rank, const void *src, size_t len);
+/* Post it (a blocking one is complete at return, with every older one). */
+void rma_help_put(locus_rma_t *r, int rank, uint64_t dst_off, const void *src, size_t len, bool blocking);
+/* Complete every posted one (flush, fence, barrier, and before any other
+ * operation, which keeps puts to a process in the order they were made). */
+void rma_help_flush(locus_rma_t *r);
+static inline void rma_help_settle(locus_rma_t *r)
+{
+    if (r->help_count)
+        rma_help_flush(r);
+}
+/* Copy pieces of the node's other processes' posted puts (waits call it). */
+void rma_help_others(locus_rma_t *r);
+/* Take one piece of `owner`'s posted puts (its descriptor k, piece *piece),
+ * which the taker must then copy and count; false if none is left. */
+bool rma_help_take(locus_rma_t *r, int owner, int *k, uint64_t *piece);
 
 /* ---- region.c ---- */
 locus_status_t rma_region_xfer(locus_rma_t *r, int rank, int region, uint64_t off, void *local, size_t len,

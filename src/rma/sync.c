@@ -82,6 +82,8 @@ static locus_status_t wait_slot(locus_rma_t *r, int k, uint64_t epoch)
     while (__atomic_load_n(slot, __ATOMIC_ACQUIRE) < epoch) {
         if (r->ifc)
             rdma_iface_progress(r->ifc);
+        if ((spins & 63) == 0)
+            rma_help_others(r);
         if (++spins < 256) {
             __builtin_ia32_pause();
             continue;
@@ -146,5 +148,6 @@ locus_status_t locus_rma_progress(locus_rma_t *r)
         return lc_err(LOCUS_ERR_INVALID, "rma progress: handle NULL");
     if (r->broken)
         return rma_peer_error(r, r->failed_rank);
+    rma_help_others(r);
     return rma_liveness(r, false);
 }

@@ -151,6 +151,11 @@ static locus_status_t xfer(locus_rma_t *r, int rank, void *sym, void *local, siz
     rma_peer_t *p = &r->peers[rank];
     if (p->failed)
         return rma_peer_error(r, rank);
+    if (region < 0 && put && p->path == RMA_PATH_LOCAL && rma_help_wanted(r, rank, local, len)) {
+        rma_help_put(r, rank, off, local, len, blocking);
+        return LOCUS_OK;
+    }
+    rma_help_settle(r); /* shared puts still posted go first: puts stay in order */
     if (region >= 0)
         return rma_region_xfer(r, rank, region, off, local, len, put);
     if (p->path == RMA_PATH_NIC)
@@ -199,6 +204,7 @@ locus_status_t locus_rma_flush(locus_rma_t *r, int rank)
     rma_peer_t *p = &r->peers[rank];
     if (p->failed)
         return rma_peer_error(r, rank);
+    rma_help_flush(r);
     __atomic_thread_fence(__ATOMIC_SEQ_CST); /* our stores into mapped heaps */
     locus_status_t live = rma_liveness(r, false);
     if (live)
@@ -215,6 +221,7 @@ locus_status_t locus_rma_flush_all(locus_rma_t *r)
 {
     if (!r)
         return lc_err(LOCUS_ERR_INVALID, "rma flush_all: handle NULL");
+    rma_help_flush(r);
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
     /* on-node copies never fail, so a dead local peer is found here (at most
      * every RMA_PROBE_NS: one clock read otherwise) */

@@ -50,6 +50,7 @@ uint64_t lshm_amo(const char *call, locus_rma_amo_op_t op, void *dest, size_t wi
         lshm_check_pe(call, pe);
         lshm_fatal(call, "misaligned atomic: address %p (PE %d) is not %zu-byte aligned", dest, pe, width);
     }
+    lshm_settle();
     if (lshm.cpu_amo) {
         char *p = lshm_mapped(call, dest, width, pe);
         if (p)

@@ -26,14 +26,6 @@ LSHM_API struct shmem_internal_team shmem_internal_team_shared;
 
 static uint64_t page_up(uint64_t v) { return (v + 4095) & ~(uint64_t)4095; }
 
-static int cpus_available(void)
-{
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) != 0)
-        return (int)sysconf(_SC_NPROCESSORS_ONLN);
-    return CPU_COUNT(&set);
-}
-
 static void heap_init(const lshm_env_t *env)
 {
     locus_rma_attr_t a;
@@ -119,8 +111,8 @@ static int do_init(int requested, int *provided, bool fatal_on_error)
     }
     lshm.me = locus_boot_rank(lshm.boot);
     lshm.npes = locus_boot_size(lshm.boot);
-    lshm.oversubscribed = locus_boot_local_size(lshm.boot) > cpus_available();
     heap_init(&env);
+    lshm.oversubscribed = locus_rma_oversubscribed(lshm.rma);
     lshm_chan_init(lshm.reg[LSHM_HEAP].base);
     lshm_globals_init();
     lshm_heap_alloc = lshm_alloc_create(lshm.reserve, lshm.reg[LSHM_HEAP].len);

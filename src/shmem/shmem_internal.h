@@ -92,7 +92,8 @@ typedef struct lshm_state {
     bool debug;              /* SHMEM_DEBUG: argument agreement checks, notes */
     bool oversubscribed;     /* more PEs on this node than CPUs: waits yield */
     bool cpu_amo;            /* the job's atomicity agent: CPU (one node) or NIC */
-    bool nic_pending;        /* a NIC operation since the last quiet */
+    bool nic_pending;        /* a locus rma operation (NIC, or a shared put) since the last quiet */
+    bool rma_puts_pending;   /* a _nbi put through locus rma since the last quiet/fence */
     locus_boot_t *boot;
     locus_rma_t *rma;
     lshm_region_t reg[LSHM_NREGIONS];
@@ -176,6 +177,9 @@ void lshm_iget(const char *call, void *dest, const void *src, ptrdiff_t dst, ptr
                size_t esz, int pe);
 void lshm_quiet(void);
 void lshm_fence(void);
+/* Complete _nbi puts that went through locus rma (shared copies) before any
+ * other operation: puts to a PE stay in program order. */
+void lshm_settle(void);
 /* Drive the NIC and check peers (wait loops call it now and then). */
 void lshm_progress(const char *call);
 

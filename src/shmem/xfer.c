@@ -42,6 +42,32 @@ static void nic_failed(const char *call, locus_status_t st, int pe, const void *
     lshm_fatal_status(call, st, what);
 }
 
+/* Large puts between heaps of this node go through locus rma, which shares
+ * the copy with a PE of the node that waits in the library meanwhile
+ * (LOCUS_RMA_HELP); a _nbi one completes at the next quiet, fence or
+ * barrier. Any other operation first completes them, so that puts to a PE
+ * are applied in the order they were made. */
+#define LSHM_RMA_PUT_MIN (64u << 10)
+
+static void put_through_rma(const char *call, int r, void *dest, const void *src, size_t len, int pe, bool nbi)
+{
+    lshm_lock();
+    void *ra = lshm_rma_addr(r, pe, dest);
+    locus_status_t st = nbi ? locus_rma_put_nbi(lshm.rma, pe, ra, src, len) : locus_rma_put(lshm.rma, pe, ra, src, len);
+    lshm_unlock();
+    if (st)
+        nic_failed(call, st, pe, dest);
+    __atomic_store_n(&lshm.nic_pending, true, __ATOMIC_RELAXED);
+    if (nbi)
+        __atomic_store_n(&lshm.rma_puts_pending, true, __ATOMIC_RELAXED);
+}
+
+void lshm_settle(void)
+{
+    if (__atomic_load_n(&lshm.rma_puts_pending, __ATOMIC_RELAXED))
+        lshm_fence();
+}
+
 void lshm_put(const char *call, void *dest, const void *src, size_t len, int pe, bool nbi)
 {
     if (!len)
@@ -49,6 +75,11 @@ void lshm_put(const char *call, void *dest, const void *src, size_t len, int pe,
     uint64_t off;
     int r = lshm_locate(call, dest, len, pe, &off);
     char *p = lshm.reg[r].peer[pe] ? lshm.reg[r].peer[pe] + off : NULL;
+    if (p && len >= LSHM_RMA_PUT_MIN && r == LSHM_HEAP && pe != lshm.me) {
+        put_through_rma(call, r, dest, src, len, pe, nbi);
+        return;
+    }
+    lshm_settle();
     if (p) {
         if (pe == lshm.me && (char *)src < p + len && p < (const char *)src + len)
             memmove(p, src, len); /* overlapping put to self */
@@ -69,6 +100,7 @@ void lshm_get(const char *call, void *dest, const void *src, size_t len, int pe,
 {
     if (!len)
         return;
+    lshm_settle();
     uint64_t off;
     int r = lshm_locate(call, src, len, pe, &off);
     const char *p = lshm.reg[r].peer[pe] ? lshm.reg[r].peer[pe] + off : NULL;
@@ -108,6 +140,7 @@ void lshm_iput(const char *call, void *dest, const void *src, ptrdiff_t dst, ptr
     if (!n)
         return;
     /* the whole strided span must be symmetric (first and last element) */
+    lshm_settle();
     char *first = lshm_mapped(call, dest, esz, pe);
     lshm_mapped(call, (char *)dest + (ptrdiff_t)(n - 1) * dst * (ptrdiff_t)esz, esz, pe);
     const char *s = src;
@@ -126,6 +159,7 @@ void lshm_iget(const char *call, void *dest, const void *src, ptrdiff_t dst, ptr
 {
     if (!n)
         return;
+    lshm_settle();
     const char *first = lshm_mapped(call, src, esz, pe);
     lshm_mapped(call, (const char *)src + (ptrdiff_t)(n - 1) * sst * (ptrdiff_t)esz, esz, pe);
     char *d = dest;
@@ -145,6 +179,7 @@ void lshm_quiet(void)
     if (__atomic_load_n(&lshm.nic_pending, __ATOMIC_RELAXED)) {
         lshm_lock();
         __atomic_store_n(&lshm.nic_pending, false, __ATOMIC_RELAXED);
+        __atomic_store_n(&lshm.rma_puts_pending, false, __ATOMIC_RELAXED);
         locus_status_t st = locus_rma_flush_all(lshm.rma);
         lshm_unlock();
         if (st)
@@ -161,6 +196,7 @@ void lshm_fence(void)
     if (__atomic_load_n(&lshm.nic_pending, __ATOMIC_RELAXED)) {
         lshm_lock();
         __atomic_store_n(&lshm.nic_pending, false, __ATOMIC_RELAXED);
+        __atomic_store_n(&lshm.rma_puts_pending, false, __ATOMIC_RELAXED);
         locus_status_t st = locus_rma_fence(lshm.rma);
         lshm_unlock();
         if (st)

@@ -11,11 +11,15 @@
 #include <dirent.h>
 #include <string>
 #include <sys/mman.h>
+#include <sys/time.h>
+#include <csignal>
+#include <vector>
 
 #include "boot_procs.h"
 
 extern "C" {
 #include <locus/rma.h>
+#include "rma/rma_internal.h"
 }
 
 using namespace boottest;
@@ -389,6 +393,196 @@ TEST(RmaJob, DeadPeerEndsABarrierWithinTwoSeconds)
         {}, j.hub);
     EXPECT_EQ(codes[1], 0);
     EXPECT_TRUE(codes[0] == 0 || codes[0] == 4) << s[0].msg; // fini reports the failure too
+    EXPECT_TRUE(has(s[0].msg, "rank 1")) << s[0].msg;
+    EXPECT_LT(s[0].t_mark, 2.0);
+    EXPECT_EQ(shm_names(j.job.c_str()), 0);
+}
+
+// ---------- shared copies (LOCUS_RMA_HELP) ----------
+
+namespace {
+
+unsigned char pattern(unsigned seed, size_t i) { return (unsigned char)((seed * 2654435761u + i * 40503u) >> 9); }
+
+struct Piece {
+    size_t src, dst, len;
+};
+
+// Rounds of large _nbi puts from rank 0's heap into rank 1's heap (random
+// sizes 256 KiB-4 MiB at unaligned offsets) while rank 1 waits in the
+// barrier; rank 1 checks every byte after it. Returns 0, or a code.
+int shared_puts_round(locus_rma_t *r, int rank, unsigned seed, std::vector<Piece> &pieces)
+{
+    char *heap = static_cast<char *>(locus_rma_heap_base(r));
+    unsigned x = seed * 7919u + 1;
+    auto rnd = [&x] { return x = x * 1103515245u + 12345u, x >> 8; };
+    pieces.clear();
+    size_t at = 0;
+    for (int i = 0; i < 8; i++) { // destinations in [0, 24 MiB), sources in [24, 48 MiB)
+        size_t len = (256u << 10) + rnd() % (3840u << 10), skip = rnd() % 4096;
+        if (at + skip + len > (24u << 20))
+            break;
+        pieces.push_back({(24u << 20) + at + skip, at + skip, len});
+        at += skip + len;
+    }
+    if (rank == 0) {
+        for (const Piece &p : pieces)
+            for (size_t i = 0; i < p.len; i++)
+                heap[p.src + i] = (char)pattern(seed, p.src + i);
+        for (const Piece &p : pieces)
+            if (locus_rma_put_nbi(r, 1, heap + p.dst, heap + p.src, p.len))
+                return 30;
+    }
+    if (locus_rma_barrier(r))
+        return 31;
+    if (rank == 1)
+        for (const Piece &p : pieces)
+            for (size_t i = 0; i < p.len; i++)
+                if ((unsigned char)heap[p.dst + i] != pattern(seed, p.src + i))
+                    return 32;
+    return locus_rma_barrier(r) ? 33 : 0;
+}
+
+} // namespace
+
+// A peer that waits in a barrier copies pieces of the large puts posted to
+// the node; every byte arrives; with LOCUS_RMA_HELP 0 nobody shares.
+TEST(RmaHelp, LargePutsAreSharedWithAWaitingPeerAndArriveIntact)
+{
+    for (uint64_t help : {uint64_t(256) << 10, uint64_t(0)}) {
+        const int n = 2;
+        Shared s(n);
+        Job j(n);
+        auto codes = run_ranks(
+            n,
+            [&](int rank) {
+                return rank_main(
+                    j, rank, n, s[rank],
+                    [&](locus_rma_attr_t &a) {
+                        a.heap_size = 48 << 20;
+                        a.help_min = help;
+                    },
+                    [&](locus_rma_t *r) {
+                        std::vector<Piece> pieces;
+                        locus_rma_stats_t st{};
+                        for (unsigned round = 1; round <= 30; round++) {
+                            int rc = shared_puts_round(r, rank, round, pieces);
+                            if (rc)
+                                return rc;
+                            locus_rma_stats(r, &st);
+                            // keep going until both sides saw a shared copy (or 30 rounds)
+                            uint64_t seen = rank == 0 ? st.puts_helped : st.help_pieces, all[2];
+                            if (locus_boot_allgather(locus_rma_boot(r), &seen, sizeof seen, all))
+                                return 34;
+                            if (help && all[0] && all[1] && round >= 3)
+                                break;
+                        }
+                        s[rank].t_mark = (double)(rank == 0 ? st.puts_helped : st.help_pieces);
+                        return 0;
+                    });
+            },
+            {}, j.hub);
+        for (int r = 0; r < n; r++)
+            EXPECT_EQ(codes[r], 0) << "help " << help << ", rank " << r << ": " << s[r].msg;
+        if (help) {
+            EXPECT_GT(s[0].t_mark, 0) << "rank 0 never had a put shared";
+            EXPECT_GT(s[1].t_mark, 0) << "rank 1 never copied a piece while it waited";
+        } else {
+            EXPECT_EQ(s[0].t_mark, 0);
+            EXPECT_EQ(s[1].t_mark, 0);
+        }
+        EXPECT_EQ(shm_names(j.job.c_str()), 0);
+    }
+}
+
+// A shared _nbi put still posted and a later small put over part of it: the
+// later one wins (puts to a process stay in program order).
+TEST(RmaHelp, PutsToAProcessStayInOrder)
+{
+    const int n = 2;
+    Shared s(n);
+    Job j(n);
+    auto codes = run_ranks(
+        n,
+        [&](int rank) {
+            return rank_main(
+                j, rank, n, s[rank], [](locus_rma_attr_t &a) { a.heap_size = 16 << 20; },
+                [&](locus_rma_t *r) {
+                    char *heap = static_cast<char *>(locus_rma_heap_base(r));
+                    const size_t len = 4u << 20;
+                    if (rank == 0) {
+                        memset(heap + (8u << 20), 0xaa, len);
+                        uint64_t late = 0xbbbbbbbbbbbbbbbbull;
+                        if (locus_rma_put_nbi(r, 1, heap, heap + (8u << 20), len) ||
+                            locus_rma_put(r, 1, heap + 1000, &late, 8) ||
+                            locus_rma_amo(r, 1, LOCUS_RMA_AMO_SET, heap + 2048, 8, 0xcc, 0, nullptr))
+                            return 40;
+                    }
+                    if (locus_rma_barrier(r))
+                        return 41;
+                    if (rank == 1) {
+                        for (size_t i = 0; i < len; i++) {
+                            unsigned char want = i >= 1000 && i < 1008 ? 0xbb : i == 2048 ? 0xcc : i > 2048 && i < 2056 ? 0 : 0xaa;
+                            if ((unsigned char)heap[i] != want)
+                                return 42;
+                        }
+                    }
+                    return 0;
+                });
+        },
+        {}, j.hub);
+    for (int r = 0; r < n; r++)
+        EXPECT_EQ(codes[r], 0) << "rank " << r << ": " << s[r].msg;
+}
+
+// A peer of the node takes a piece of a shared put and dies before copying
+// it: the owner's flush returns within 2 s with every byte there (it copies
+// again what the dead peer held), and the failure is named.
+TEST(RmaHelp, APeerThatDiesHoldingAPieceDoesNotHoldTheOwner)
+{
+    const int n = 2;
+    Shared s(n);
+    Job j(n);
+    auto codes = run_ranks(
+        n,
+        [&](int rank) {
+            return rank_main(
+                j, rank, n, s[rank], [](locus_rma_attr_t &a) { a.heap_size = 48 << 20; },
+                [&](locus_rma_t *r) {
+                    char *heap = static_cast<char *>(locus_rma_heap_base(r));
+                    volatile uint64_t *taken = reinterpret_cast<uint64_t *>(heap + (47u << 20));
+                    const size_t len = 4u << 20;
+                    if (locus_rma_barrier(r))
+                        return 50;
+                    if (rank == 1) {
+                        int k;
+                        uint64_t piece;
+                        while (!rma_help_take(r, 0, &k, &piece))
+                            ;
+                        // tell rank 0, then die holding the piece
+                        *static_cast<volatile uint64_t *>(locus_rma_ptr(r, 0, (void *)taken)) = 1 + piece;
+                        _exit(0);
+                    }
+                    for (size_t i = 0; i < len; i++)
+                        heap[(24u << 20) + i] = (char)(i / 4093);
+                    if (locus_rma_put_nbi(r, 1, heap, heap + (24u << 20), len))
+                        return 51;
+                    while (!*taken)
+                        ;
+                    double t0 = lc_now_s();
+                    locus_status_t st = locus_rma_flush_all(r);
+                    s[rank].t_mark = lc_now_s() - t0;
+                    record(s[rank], st);
+                    const char *peer = static_cast<char *>(locus_rma_ptr(r, 1, heap));
+                    for (size_t i = 0; i < len; i++)
+                        if (peer[i] != (char)(i / 4093))
+                            return 52;
+                    return st == LOCUS_ERR_PEER_FAILED ? 0 : 53;
+                });
+        },
+        {}, j.hub);
+    EXPECT_EQ(codes[1], 0);
+    EXPECT_TRUE(codes[0] == 0 || codes[0] == 4) << "rank 0: code " << codes[0] << ": " << s[0].msg;
     EXPECT_TRUE(has(s[0].msg, "rank 1")) << s[0].msg;
     EXPECT_LT(s[0].t_mark, 2.0);
     EXPECT_EQ(shm_names(j.job.c_str()), 0);
