@@ -25,6 +25,7 @@
 #include <locus/copy.h>
 
 #include <stdatomic.h>
+#include <sched.h>
 #include <stddef.h>
 
 #include "core/clock.h"
@@ -166,10 +167,13 @@ static void complete(locus_rma_t *r, int k)
             continue;
         }
         spins = 0;
+        sched_yield(); /* a taker that lost its cpu may need ours */
         uint64_t now = lc_now_ns();
         start = start ? start : now;
         /* a taker that died holds its piece forever: the liveness check
-         * names it, and the copy is done again here (idempotent) */
+         * names it, and the copy is done again here (idempotent; a third
+         * process still copying a piece of it would write the same bytes,
+         * late: the job has failed by then, every later call says so) */
         if (now - start > RMA_HELP_STUCK_NS && rma_liveness(r, true) != LOCUS_OK) {
             for (uint64_t j = 0; j < np; j++) {
                 uint64_t off = j * s->piece, n = s->len - off < s->piece ? s->len - off : s->piece;
