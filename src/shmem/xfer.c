@@ -49,7 +49,10 @@ static void nic_failed(const char *call, locus_status_t st, int pe, const void *
  * are applied in the order they were made. */
 #define LSHM_RMA_PUT_MIN (64u << 10)
 
-static void put_through_rma(const char *call, int r, void *dest, const void *src, size_t len, int pe, bool nbi)
+/* A put by locus rma: over the NIC, or (mapped) a large one rma may share;
+ * a mapped _nbi one is pending until the next fence. */
+static void put_through_rma(const char *call, int r, void *dest, const void *src, size_t len, int pe, bool nbi,
+                            bool mapped)
 {
     lshm_lock();
     void *ra = lshm_rma_addr(r, pe, dest);
@@ -58,7 +61,7 @@ static void put_through_rma(const char *call, int r, void *dest, const void *src
     if (st)
         nic_failed(call, st, pe, dest);
     __atomic_store_n(&lshm.nic_pending, true, __ATOMIC_RELAXED);
-    if (nbi)
+    if (nbi && mapped)
         __atomic_store_n(&lshm.rma_puts_pending, true, __ATOMIC_RELAXED);
 }
 
@@ -76,7 +79,7 @@ void lshm_put(const char *call, void *dest, const void *src, size_t len, int pe,
     int r = lshm_locate(call, dest, len, pe, &off);
     char *p = lshm.reg[r].peer[pe] ? lshm.reg[r].peer[pe] + off : NULL;
     if (p && len >= LSHM_RMA_PUT_MIN && r == LSHM_HEAP && pe != lshm.me) {
-        put_through_rma(call, r, dest, src, len, pe, nbi);
+        put_through_rma(call, r, dest, src, len, pe, nbi, true);
         return;
     }
     lshm_settle();
@@ -87,13 +90,7 @@ void lshm_put(const char *call, void *dest, const void *src, size_t len, int pe,
             locus_copy(p, src, len, pe == lshm.me ? LOCUS_COPY_HINT_NONE : LOCUS_COPY_HINT_NT_DEST);
         return;
     }
-    lshm_lock();
-    void *ra = lshm_rma_addr(r, pe, dest);
-    locus_status_t st = nbi ? locus_rma_put_nbi(lshm.rma, pe, ra, src, len) : locus_rma_put(lshm.rma, pe, ra, src, len);
-    lshm_unlock();
-    if (st)
-        nic_failed(call, st, pe, dest);
-    __atomic_store_n(&lshm.nic_pending, true, __ATOMIC_RELAXED);
+    put_through_rma(call, r, dest, src, len, pe, nbi, false);
 }
 
 void lshm_get(const char *call, void *dest, const void *src, size_t len, int pe, bool nbi)
