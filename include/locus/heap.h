@@ -80,6 +80,11 @@ typedef struct locus_heap_attr {
      * huge1g). Placement, parallel fault-in and verification are as for a
      * private heap (mbind on the shared mapping sets the object's policy). */
     const char *share_name;
+    /* A shared heap whose system refuses shared-memory THP (shmem_enabled
+     * never/advise-less) gets huge pages from a tmpfs of its own mounted
+     * huge=always by a helper process in private namespaces; its path is then
+     * /proc/<pid>/fd/<n> until locus_heap_unlink (LOCUS_HEAP_PRIVATE_TMPFS, default true). */
+    bool private_tmpfs;
 } locus_heap_attr_t;
 
 typedef struct locus_heap_stats {

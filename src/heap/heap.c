@@ -146,11 +146,14 @@ static locus_status_t resolve_kind(struct locus_heap *h, locus_heap_pages_t want
 /* A shared heap: tmpfs for 4k/thp (thp only as shmem_enabled allows),
  * hugetlbfs for huge2m/huge1g (a writable mount of that page size and the
  * pool's pages). *dir: where its object goes. */
-static locus_status_t resolve_kind_shared(struct locus_heap *h, locus_heap_pages_t want, uint64_t size,
+static locus_status_t resolve_kind_shared(struct locus_heap *h, const locus_heap_attr_t *a, uint64_t size,
                                           kind_t *out, char *dir, size_t dirlen)
 {
-    char mode[32];
+    locus_heap_pages_t want = a->pages;
+    char mode[32], why[128] = "LOCUS_HEAP_PRIVATE_TMPFS=0";
     bool thp_ok = heap_share_thp_ok(mode, sizeof mode);
+    /* where the system refuses shared THP, a tmpfs of our own (dir "") */
+    bool private_ok = !thp_ok && a->private_tmpfs && heap_share_private_ok(why, sizeof why);
     const uint64_t pg[2] = {1ull << 30, 2ull << 20};
     const locus_heap_pages_t pk[2] = {LOCUS_PAGES_HUGE1G, LOCUS_PAGES_HUGE2M};
     snprintf(dir, dirlen, "/dev/shm");
@@ -159,10 +162,13 @@ static locus_status_t resolve_kind_shared(struct locus_heap *h, locus_heap_pages
         *out = (kind_t){LOCUS_PAGES_4K, 4096};
         return LOCUS_OK;
     case LOCUS_PAGES_THP:
-        if (!thp_ok)
+        if (!thp_ok && !private_ok)
             return lc_err(LOCUS_ERR_UNSUPPORTED,
                           "pages thp on a shared heap: shared-memory THP is '%s' here "
-                          "(/sys/kernel/mm/transparent_hugepage/shmem_enabled); use 4k, huge2m or auto", mode);
+                          "(/sys/kernel/mm/transparent_hugepage/shmem_enabled) and no private huge tmpfs (%s); "
+                          "use 4k, huge2m or auto", mode, why);
+        if (private_ok)
+            dir[0] = '\0';
         *out = (kind_t){LOCUS_PAGES_THP, 2ull << 20};
         return LOCUS_OK;
     case LOCUS_PAGES_HUGE2M:
@@ -196,6 +202,11 @@ static locus_status_t resolve_kind_shared(struct locus_heap *h, locus_heap_pages
             *out = (kind_t){LOCUS_PAGES_THP, 2ull << 20};
             lc_note(&h->notes, "auto (shared): chose thp on /dev/shm (no hugetlbfs mount with enough free "
                     "pages; shmem_enabled %s)", mode);
+        } else if (private_ok && size >= (2ull << 20)) {
+            dir[0] = '\0';
+            *out = (kind_t){LOCUS_PAGES_THP, 2ull << 20};
+            lc_note(&h->notes, "auto (shared): chose thp on a private huge tmpfs (no hugetlbfs mount with enough "
+                    "free pages; shared-memory THP is '%s' in shmem_enabled)", mode);
         } else {
             *out = (kind_t){LOCUS_PAGES_4K, 4096};
             lc_note(&h->notes, "auto (shared): chose 4k on /dev/shm (no hugetlbfs mount with enough free pages; "
@@ -204,6 +215,26 @@ static locus_status_t resolve_kind_shared(struct locus_heap *h, locus_heap_pages
         return LOCUS_OK;
     }
     return lc_err(LOCUS_ERR_INVALID, "pages %d: expected 4k, thp, huge2m, huge1g or auto", (int)want);
+}
+
+/* The object behind a shared heap: in dir, or (dir "") on a private huge
+ * tmpfs; when that cannot be had and the kind was auto's choice, 4 KiB
+ * pages in /dev/shm, saying why. */
+static locus_status_t create_shared(struct locus_heap *h, const locus_heap_attr_t *a, kind_t *k, const char *dir)
+{
+    if (*dir)
+        return heap_share_create(h, dir, a->share_name);
+    locus_status_t st = heap_share_create_private(h);
+    if (!st) {
+        lc_note(&h->notes, "shared heap on a private huge tmpfs (huge=always), reached by the node's processes "
+                "through %s", h->share_path);
+        return LOCUS_OK;
+    }
+    if (a->pages != LOCUS_PAGES_AUTO)
+        return st;
+    lc_note(&h->notes, "auto (shared): 4k on /dev/shm after all: %s", locus_last_error());
+    *k = (kind_t){LOCUS_PAGES_4K, 4096};
+    return heap_share_create(h, "/dev/shm", a->share_name);
 }
 
 /* Per-process size in bytes, before rounding to the page. */
@@ -507,13 +538,13 @@ static locus_status_t create(struct locus_heap *h, const locus_heap_attr_t *a, c
     char dir[256] = "";
     if (a->share_name && (st = heap_share_check_name(a->share_name)))
         return st;
-    if (a->share_name ? (st = resolve_kind_shared(h, a->pages, size, &k, dir, sizeof dir))
+    if (a->share_name ? (st = resolve_kind_shared(h, a, size, &k, dir, sizeof dir))
                       : (st = resolve_kind(h, a->pages, topo, size, &k)))
         return st;
     h->size = round_up(size, k.page);
     h->hugetlb = k.kind == LOCUS_PAGES_HUGE2M || k.kind == LOCUS_PAGES_HUGE1G;
     h->shared = a->share_name != NULL;
-    if (h->shared && (st = heap_share_create(h, dir, a->share_name)))
+    if (h->shared && (st = create_shared(h, a, &k, dir)))
         return st;
     locus_heap_stats_t *s = &h->stats;
     s->size = h->size;

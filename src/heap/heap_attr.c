@@ -28,6 +28,7 @@ static const lc_tun_bind_t heap_binds[] = {
     LC_BIND(HEAP_CHUNK, locus_heap_attr_t, chunk),
     LC_BIND(HEAP_SAMPLES, locus_heap_attr_t, samples),
     LC_BIND(HEAP_FAULT_ORDER, locus_heap_attr_t, fault_order),
+    LC_BIND(HEAP_PRIVATE_TMPFS, locus_heap_attr_t, private_tmpfs),
 };
 
 void locus_heap_attr_init(locus_heap_attr_t *a)

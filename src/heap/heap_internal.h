@@ -24,7 +24,8 @@ struct locus_heap {
     size_t notes_base; /* notes of create; verify re-adds its own after these */
     char share_path[288]; /* shared heap: its object's path ("" = private) */
     bool shared, linked;  /* linked: the name still exists (unlink pending) */
-    int share_fd;         /* open between create and mapping, else -1 */
+    bool private_fs;      /* on a private huge tmpfs: share_path is /proc/<pid>/fd/<share_fd> */
+    int share_fd;         /* open between create and mapping (private_fs: until unlink), else -1 */
 };
 
 /* ---- heap_share.c: the named object behind a shared heap ---- */
@@ -37,6 +38,12 @@ bool heap_share_hugetlbfs(uint64_t page_size, char *dir, size_t len);
 /* Create the object (O_EXCL, 0600) in dir, size it, check the file system
  * has the room; h->share_path, h->share_fd, h->linked set. */
 locus_status_t heap_share_create(struct locus_heap *h, const char *dir, const char *name);
+/* Create the object on a tmpfs of our own mounted huge=always (shared THP
+ * without a pool or a sysfs change; see heap_share.c); h->share_path is
+ * /proc/<pid>/fd/<n> until locus_heap_unlink. */
+locus_status_t heap_share_create_private(struct locus_heap *h);
+/* Whether it may work here (not with shmem_enabled 'deny'); else *why. */
+bool heap_share_private_ok(char *why, size_t len);
 /* mmap the object MAP_SHARED|MAP_FIXED at h->base (reserved); closes the fd. */
 locus_status_t heap_share_map(struct locus_heap *h);
 /* posix_fallocate the whole object (firsttouch heaps: nothing faulted it). */

@@ -12,6 +12,9 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <csignal>
+#include <grp.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 extern "C" {
@@ -140,7 +143,7 @@ TEST_F(HeapShare, NameTakenWrongSizeAndBadNamesAreRefused)
     EXPECT_EQ(locus_heap_attach(path.c_str(), 0, &b), LOCUS_ERR_INVALID);
 }
 
-TEST_F(HeapShare, AutoPagesFollowShmemEnabled)
+static bool shmem_thp_refused()
 {
     FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/shmem_enabled", "r");
     char line[256] = "";
@@ -149,24 +152,140 @@ TEST_F(HeapShare, AutoPagesFollowShmemEnabled)
             line[0] = 0;
         fclose(f);
     }
-    bool never = !f || has(line, "[never]") || has(line, "[deny]");
+    return !f || has(line, "[never]") || has(line, "[deny]");
+}
+
+// Where the system refuses shared THP: without the private tmpfs, auto
+// takes 4k and says why, and thp is refused; with it (the default), auto and
+// thp get huge pages from a tmpfs of their own, or auto says why not.
+TEST_F(HeapShare, AutoPagesFollowShmemEnabled)
+{
+    bool never = shmem_thp_refused();
     a.pages = LOCUS_PAGES_AUTO;
     a.size = 8 * MiB;
+    a.private_tmpfs = false;
     locus_heap_t *h;
     ASSERT_EQ(locus_heap_create(&a, nullptr, &h), LOCUS_OK) << locus_last_error();
     locus_heap_stats_t s;
     ASSERT_EQ(locus_heap_stats(h, &s), LOCUS_OK);
-    if (s.pages == LOCUS_PAGES_4K && never)
+    if (never) {
+        EXPECT_EQ(s.pages, LOCUS_PAGES_4K);
         EXPECT_TRUE(has(s.notes, "shmem_enabled")) << s.notes;
-    else
-        EXPECT_NE(s.pages, LOCUS_PAGES_AUTO);
+    } else {
+        EXPECT_EQ(s.pages, LOCUS_PAGES_THP);
+    }
     locus_heap_destroy(h);
     if (never) {
         a.pages = LOCUS_PAGES_THP;
         EXPECT_EQ(locus_heap_create(&a, nullptr, &h), LOCUS_ERR_UNSUPPORTED);
         EXPECT_TRUE(has(locus_last_error(), "shmem_enabled")) << locus_last_error();
         EXPECT_FALSE(exists(path));
+        a.pages = LOCUS_PAGES_AUTO;
+        a.private_tmpfs = true;
+        ASSERT_EQ(locus_heap_create(&a, nullptr, &h), LOCUS_OK) << locus_last_error();
+        ASSERT_EQ(locus_heap_stats(h, &s), LOCUS_OK);
+        if (s.pages == LOCUS_PAGES_THP)
+            EXPECT_TRUE(has(s.notes, "private huge tmpfs")) << s.notes;
+        else
+            EXPECT_TRUE(has(s.notes, "4k on /dev/shm after all")) << s.notes;
+        locus_heap_destroy(h);
     }
+}
+
+static int sigchld_seen;
+static void on_sigchld(int) { sigchld_seen++; }
+
+// The private huge tmpfs: every page a huge page, no /dev/shm name, another
+// process reaches it through /proc/<pid>/fd/<n> until unlink (then that path
+// is gone and the mappings live on), and the helper process never signals
+// the program (a SIGCHLD handler of its own sees nothing).
+TEST_F(HeapShare, PrivateHugeTmpfsIsSharedHugeAndLeavesNothing)
+{
+    if (!shmem_thp_refused())
+        GTEST_SKIP() << "shmem_enabled allows shared THP here: the system's tmpfs is used, not a private one";
+    a.pages = LOCUS_PAGES_THP;
+    a.size = 16 * MiB;
+    a.private_tmpfs = true;
+    struct sigaction sa = {}, old;
+    sa.sa_handler = on_sigchld;
+    sigaction(SIGCHLD, &sa, &old);
+    sigchld_seen = 0;
+    locus_heap_t *h;
+    locus_status_t st = locus_heap_create(&a, nullptr, &h);
+    sigaction(SIGCHLD, &old, nullptr);
+    if (st == LOCUS_ERR_UNSUPPORTED && has(locus_last_error(), "namespace"))
+        GTEST_SKIP() << "no namespaces for the helper here: " << locus_last_error();
+    ASSERT_EQ(st, LOCUS_OK) << locus_last_error();
+    EXPECT_EQ(sigchld_seen, 0) << "the helper's exit reached the program";
+    std::string p = locus_heap_share_path(h);
+    EXPECT_EQ(p.rfind("/proc/" + std::to_string(getpid()) + "/fd/", 0), 0u) << p;
+    EXPECT_FALSE(exists(path)) << "nothing in /dev/shm";
+    locus_heap_stats_t s;
+    ASSERT_EQ(locus_heap_stats(h, &s), LOCUS_OK);
+    EXPECT_EQ(s.pages, LOCUS_PAGES_THP);
+    EXPECT_EQ(s.huge_bytes, 16 * MiB) << s.notes;
+    pid_t pid = fork();
+    if (pid == 0) {
+        void *b = nullptr;
+        if (locus_heap_attach(p.c_str(), 16 * MiB, &b))
+            _exit(1);
+        for (uint64_t i = 0; i < 16 * MiB / 8; i += 511)
+            static_cast<uint64_t *>(b)[i] = i * 5;
+        _exit(0);
+    }
+    int ws;
+    ASSERT_EQ(waitpid(pid, &ws, 0), pid);
+    ASSERT_TRUE(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
+    auto *w = static_cast<uint64_t *>(locus_heap_base(h));
+    for (uint64_t i = 0; i < 16 * MiB / 8; i += 511)
+        ASSERT_EQ(w[i], i * 5);
+    void *peer = nullptr;
+    ASSERT_EQ(locus_heap_attach(p.c_str(), 16 * MiB, &peer), LOCUS_OK) << locus_last_error();
+    ASSERT_EQ(locus_heap_unlink(h), LOCUS_OK);
+    void *late = nullptr;
+    EXPECT_NE(locus_heap_attach(p.c_str(), 16 * MiB, &late), LOCUS_OK) << "the path went with unlink";
+    static_cast<char *>(peer)[777] = 9;
+    EXPECT_EQ(static_cast<char *>(locus_heap_base(h))[777], 9) << "mappings outlive the path";
+    locus_heap_detach(peer, 16 * MiB);
+    locus_heap_destroy(h);
+}
+
+// The same for a process that is not root: the helper enters a user
+// namespace of its own to mount the tmpfs.
+TEST_F(HeapShare, PrivateHugeTmpfsWithoutRoot)
+{
+    if (!shmem_thp_refused())
+        GTEST_SKIP() << "shmem_enabled allows shared THP here";
+    if (geteuid() != 0)
+        GTEST_SKIP() << "runs as root and drops to nobody (this run is not root: the test above covered it)";
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (setgroups(0, nullptr) || setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
+            _exit(10);
+        // as a program started by nobody would be (changing ids clears it)
+        prctl(PR_SET_DUMPABLE, 1);
+        a.pages = LOCUS_PAGES_THP;
+        a.size = 8 * MiB;
+        a.private_tmpfs = true;
+        locus_heap_t *h;
+        locus_status_t st = locus_heap_create(&a, nullptr, &h);
+        if (st == LOCUS_ERR_UNSUPPORTED && has(locus_last_error(), "user namespace")) {
+            fprintf(stderr, "%s\n", locus_last_error());
+            _exit(77);
+        }
+        if (st)
+            _exit(11);
+        locus_heap_stats_t s;
+        locus_heap_stats(h, &s);
+        _exit(s.huge_bytes == 8 * MiB ? 0 : 12);
+    }
+    int ws;
+    ASSERT_EQ(waitpid(pid, &ws, 0), pid);
+    ASSERT_TRUE(WIFEXITED(ws));
+    if (WEXITSTATUS(ws) == 77)
+        GTEST_SKIP() << "unprivileged user namespaces are off here (kernel.unprivileged_userns_clone, "
+                        "user.max_user_namespaces or a security module)";
+    EXPECT_EQ(WEXITSTATUS(ws), 0) << "10: dropping to nobody, 11: create failed, 12: not huge";
 }
 
 TEST_F(HeapShare, FirstTouchSharedHeapIsAllocatedAtCreate)
