@@ -117,6 +117,27 @@ static int receive_fd(int sock)
     return fd;
 }
 
+/* Another process opens /proc/<pid>/fd/<n>, as the node's peers will: a
+ * security module or a ptrace policy may refuse what our own open allows. */
+static int open_other(void *path)
+{
+    int fd = open(path, O_RDWR | O_CLOEXEC);
+    return fd < 0 ? 1 : 0;
+}
+
+static bool reachable_by_another_process(const char *path)
+{
+    size_t stack_len = 64 * 1024;
+    char *stack = mmap(NULL, stack_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (stack == MAP_FAILED)
+        return false;
+    pid_t pid = clone(open_other, stack + stack_len, 0, (void *)path);
+    int ws = 0;
+    bool ok = pid > 0 && waitpid(pid, &ws, __WALL) == pid && WIFEXITED(ws) && WEXITSTATUS(ws) == 0;
+    munmap(stack, stack_len);
+    return ok;
+}
+
 locus_status_t heap_share_create_private(struct locus_heap *h)
 {
     /* the node's processes open /proc/<our pid>/fd/<n>: only possible while
@@ -169,6 +190,13 @@ locus_status_t heap_share_create_private(struct locus_heap *h)
     h->private_fs = true;
     h->linked = true; /* reachable through /proc until locus_heap_unlink */
     snprintf(h->share_path, sizeof h->share_path, "/proc/%d/fd/%d", (int)getpid(), fd);
+    if (!reachable_by_another_process(h->share_path)) {
+        close(fd);
+        h->share_fd = -1;
+        h->private_fs = h->linked = false;
+        return lc_err(LOCUS_ERR_UNSUPPORTED, "private huge tmpfs: another process cannot open %s here (a "
+                      "security module or ptrace policy)", h->share_path);
+    }
     return LOCUS_OK;
 }
 
