@@ -117,6 +117,28 @@ static int receive_fd(int sock)
     return fd;
 }
 
+/* Run fn(arg) in a child: a copy of this process (no CLONE_VM, so unshare
+ * can make it a namespace's only process) with no exit signal (a program's
+ * SIGCHLD handler never sees it); `during(darg)` runs here meanwhile (may be
+ * NULL). The child's wait status, or -1 if it could not start. */
+static int in_quiet_child(int (*fn)(void *), void *arg, void (*during)(void *), void *darg)
+{
+    size_t stack_len = 64 * 1024;
+    char *stack = mmap(NULL, stack_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (stack == MAP_FAILED)
+        return -1;
+    pid_t pid = clone(fn, stack + stack_len, 0, arg);
+    int ws = -1;
+    if (pid > 0) {
+        if (during)
+            during(darg);
+        if (waitpid(pid, &ws, __WALL) != pid)
+            ws = -1;
+    }
+    munmap(stack, stack_len);
+    return ws;
+}
+
 /* Another process opens /proc/<pid>/fd/<n>, as the node's peers will: a
  * security module or a ptrace policy may refuse what our own open allows. */
 static int open_other(void *path)
@@ -127,15 +149,22 @@ static int open_other(void *path)
 
 static bool reachable_by_another_process(const char *path)
 {
-    size_t stack_len = 64 * 1024;
-    char *stack = mmap(NULL, stack_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (stack == MAP_FAILED)
-        return false;
-    pid_t pid = clone(open_other, stack + stack_len, 0, (void *)path);
-    int ws = 0;
-    bool ok = pid > 0 && waitpid(pid, &ws, __WALL) == pid && WIFEXITED(ws) && WEXITSTATUS(ws) == 0;
-    munmap(stack, stack_len);
-    return ok;
+    int ws = in_quiet_child(open_other, (void *)path, NULL, NULL);
+    return ws >= 0 && WIFEXITED(ws) && WEXITSTATUS(ws) == 0;
+}
+
+typedef struct {
+    int sock, child_end, fd;
+} receive_t;
+
+/* Our copy of the child's end goes first: a helper that fails then ends
+ * the receive with EOF instead of leaving it blocked. */
+static void receive_into(void *p)
+{
+    receive_t *r = p;
+    close(r->child_end);
+    r->child_end = -1;
+    r->fd = receive_fd(r->sock);
 }
 
 locus_status_t heap_share_create_private(struct locus_heap *h)
@@ -154,26 +183,14 @@ locus_status_t heap_share_create_private(struct locus_heap *h)
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
         return lc_err_errno(LOCUS_ERR_SYSTEM, errno, "private huge tmpfs: socketpair");
     a.sock = sv[1];
-    size_t stack_len = 64 * 1024;
-    char *stack = mmap(NULL, stack_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (stack == MAP_FAILED) {
-        close(sv[0]);
-        close(sv[1]);
-        return lc_err_errno(LOCUS_ERR_NO_MEMORY, errno, "private huge tmpfs: helper stack");
-    }
-    /* no CLONE_VM (a copy, so unshare can make it a namespace's only
-     * process) and no exit signal (the program's SIGCHLD handler never sees it) */
-    pid_t pid = clone(helper_main, stack + stack_len, 0, &a);
-    int e = errno;
-    close(sv[1]);
-    int fd = pid > 0 ? receive_fd(sv[0]) : -1;
+    receive_t got = {sv[0], sv[1], -1};
+    int ws = in_quiet_child(helper_main, &a, receive_into, &got);
     close(sv[0]);
-    int ws = 0;
-    if (pid > 0)
-        waitpid(pid, &ws, __WALL);
-    munmap(stack, stack_len);
-    if (pid <= 0)
-        return lc_err_errno(LOCUS_ERR_SYSTEM, e, "private huge tmpfs: starting the helper");
+    if (got.child_end >= 0)
+        close(got.child_end);
+    int fd = got.fd;
+    if (ws == -1 && fd < 0)
+        return lc_err(LOCUS_ERR_SYSTEM, "private huge tmpfs: the helper could not be started");
     if (fd < 0)
         return lc_err(LOCUS_ERR_UNSUPPORTED, "private huge tmpfs: the helper could not %s (status %d)",
                       WIFEXITED(ws) && WEXITSTATUS(ws) == 2 ? "enter a user namespace of its own"
@@ -181,7 +198,7 @@ locus_status_t heap_share_create_private(struct locus_heap *h)
                       : WIFEXITED(ws) && WEXITSTATUS(ws) == 4 ? "mount a tmpfs" : "create the file",
                       WIFEXITED(ws) ? WEXITSTATUS(ws) : -1);
     if (ftruncate(fd, (off_t)h->size) != 0) {
-        e = errno;
+        int e = errno;
         close(fd);
         return lc_err_errno(LOCUS_ERR_NO_MEMORY, e, "private huge tmpfs: sizing the heap to %llu bytes",
                             (unsigned long long)h->size);
