@@ -38,11 +38,9 @@
  * filter, no mount point) means the caller falls back to /dev/shm. */
 
 #include <sched.h>
-#include <signal.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 
 typedef struct {
@@ -191,12 +189,14 @@ locus_status_t heap_share_create_private(struct locus_heap *h)
     int fd = got.fd;
     if (ws == -1 && fd < 0)
         return lc_err(LOCUS_ERR_SYSTEM, "private huge tmpfs: the helper could not be started");
+    /* helper_main's exit statuses */
+    static const char *const step[] = {"hand the file back", "enter a mount namespace of its own",
+                                       "enter a user namespace of its own", "make its mounts private",
+                                       "mount a tmpfs", "create the file", "hand the file back"};
+    int code = WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
     if (fd < 0)
         return lc_err(LOCUS_ERR_UNSUPPORTED, "private huge tmpfs: the helper could not %s (status %d)",
-                      WIFEXITED(ws) && WEXITSTATUS(ws) == 2 ? "enter a user namespace of its own"
-                      : WIFEXITED(ws) && WEXITSTATUS(ws) == 1 ? "enter a mount namespace of its own"
-                      : WIFEXITED(ws) && WEXITSTATUS(ws) == 4 ? "mount a tmpfs" : "create the file",
-                      WIFEXITED(ws) ? WEXITSTATUS(ws) : -1);
+                      code >= 0 && code <= 6 ? step[code] : "finish (killed)", code);
     if (ftruncate(fd, (off_t)h->size) != 0) {
         int e = errno;
         close(fd);

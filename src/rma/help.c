@@ -27,6 +27,7 @@
 #include <stdatomic.h>
 #include <sched.h>
 #include <stddef.h>
+#include <stdlib.h>
 
 #include "core/clock.h"
 
@@ -92,20 +93,27 @@ static bool copy_piece(locus_rma_t *r, int owner, help_slot_t *s, uint64_t i)
               i * piece < len;
     if (ok) {
         uint64_t off = i * piece, n = len - off < piece ? len - off : piece;
-        locus_copy(r->peers[dst].base + dst_off + off, r->peers[owner].base + src_off + off, n,
-                   LOCUS_COPY_HINT_NT_DEST);
+        /* the kernel the whole put would get (NT stores for a big one) */
+        locus_copy_part(r->peers[dst].base + dst_off + off, r->peers[owner].base + src_off + off, n, len,
+                        (locus_copy_hint_t)r->peers[dst].put_hint);
     }
     /* NT stores end with sfence; the locked add orders every store before it */
     atomic_fetch_add_explicit(&s->done, 1, memory_order_release);
     return ok;
 }
 
+/* The node's other processes, listed once: waits scan only them. */
 void rma_help_init(locus_rma_t *r)
 {
-    int local = 0;
-    for (int q = 0; q < r->size; q++)
-        local += q != r->rank && r->peers[q].path == RMA_PATH_LOCAL && r->peers[q].base;
-    r->help_on = r->attr.help_min && local > 0 && !r->oversubscribed;
+    r->help_on = false;
+    if (!r->attr.help_min || r->oversubscribed)
+        return;
+    r->help_peers = calloc((size_t)r->size, sizeof *r->help_peers);
+    r->nhelp_peers = 0;
+    for (int q = 0; r->help_peers && q < r->size; q++)
+        if (q != r->rank && r->peers[q].path == RMA_PATH_LOCAL && r->peers[q].base)
+            r->help_peers[r->nhelp_peers++] = q;
+    r->help_on = r->nhelp_peers > 0;
 }
 
 bool rma_help_wanted(const locus_rma_t *r, int rank, const void *src, size_t len)
@@ -135,10 +143,8 @@ void rma_help_others(locus_rma_t *r)
 {
     if (!r->help_on)
         return;
-    for (int q = 0; q < r->size; q++) {
-        if (q == r->rank || r->peers[q].path != RMA_PATH_LOCAL || !r->peers[q].base)
-            continue;
-        int k;
+    for (int j = 0; j < r->nhelp_peers; j++) {
+        int q = r->help_peers[j], k;
         uint64_t i;
         while (rma_help_take(r, q, &k, &i)) {
             copy_piece(r, q, &ring_of(r, q)->slot[k], i);
@@ -175,11 +181,8 @@ static void complete(locus_rma_t *r, int k)
          * process still copying a piece of it would write the same bytes,
          * late: the job has failed by then, every later call says so) */
         if (now - start > RMA_HELP_STUCK_NS && rma_liveness(r, true) != LOCUS_OK) {
-            for (uint64_t j = 0; j < np; j++) {
-                uint64_t off = j * s->piece, n = s->len - off < s->piece ? s->len - off : s->piece;
-                locus_copy(r->peers[s->dst_rank].base + s->dst_off + off, r->base + s->src_off + off, n,
-                           LOCUS_COPY_HINT_NT_DEST);
-            }
+            locus_copy(r->peers[s->dst_rank].base + s->dst_off, r->base + s->src_off, s->len,
+                       (locus_copy_hint_t)r->peers[s->dst_rank].put_hint);
             break;
         }
     }

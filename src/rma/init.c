@@ -12,6 +12,9 @@
 #include <unistd.h>
 
 #include "core/error.h"
+#include "core/sysfs.h"
+
+#include <locus/copy.h>
 
 #include <locus/config.h>
 
@@ -89,6 +92,23 @@ static void node_load(locus_rma_t *r, const info_t *all)
     r->oversubscribed = procs > CPU_COUNT(&node);
 }
 
+/* True if every cpu of both masks is in one L3 (sysfs): data a put leaves
+ * in that L3 is where the peer will read it. */
+static bool share_l3(const cpu_set_t *a, const cpu_set_t *b)
+{
+    int first = -1;
+    for (int c = 0; c < CPU_SETSIZE && first < 0; c++)
+        if (CPU_ISSET(c, a))
+            first = c;
+    lc_cache_t l3;
+    if (first < 0 || !lc_sysfs_cache("/sys", first, 3, &l3) || !l3.shared.count)
+        return false;
+    for (int c = 0; c < CPU_SETSIZE; c++)
+        if ((CPU_ISSET(c, a) || CPU_ISSET(c, b)) && !lc_cpuset_has(&l3.shared, c))
+            return false;
+    return true;
+}
+
 /* The smallest user part of all heaps is what every process may address. */
 static locus_status_t use_infos(locus_rma_t *r, const info_t *all)
 {
@@ -108,6 +128,10 @@ static locus_status_t use_infos(locus_rma_t *r, const info_t *all)
         p->pid = all[q].pid;
         p->obj_size = all[q].obj_size;
         p->path = p->node == r->node && !r->attr.nic_only ? RMA_PATH_LOCAL : RMA_PATH_NIC;
+        /* non-temporal stores for big puts only to a peer that may read from
+         * another L3: one that shares ours finds the data there */
+        p->put_hint = p->path == RMA_PATH_LOCAL && share_l3(&all[r->rank].cpus, &all[q].cpus)
+                          ? LOCUS_COPY_HINT_NONE : LOCUS_COPY_HINT_NT_DEST;
     }
     return LOCUS_OK;
 }
@@ -274,6 +298,7 @@ static void teardown(locus_rma_t *r)
     rma_regions_free(r);
     locus_heap_destroy(r->heap);
     free(r->peers);
+    free(r->help_peers);
     if (r->own_boot)
         locus_boot_fini(r->boot);
     lc_notes_free(&r->notes);

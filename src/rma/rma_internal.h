@@ -40,6 +40,7 @@ typedef enum { RMA_PATH_LOCAL = 0, RMA_PATH_NIC = 1 } rma_path_t;
 
 typedef struct rma_peer {
     rma_path_t path;    /* how puts/gets reach it */
+    int put_hint;       /* locus_copy hint of puts into its mapped heap: NONE when it shares our L3 */
     int node;
     pid_t pid;          /* for the on-node liveness check */
     char *base;         /* LOCAL: its heap mapped here (self: ours) */
@@ -87,6 +88,7 @@ struct locus_rma {
     /* shared copies (help.c) */
     bool oversubscribed;  /* more processes on this node than the cpus they may use */
     bool help_on;         /* large puts are shared with waiting peers */
+    int *help_peers, nhelp_peers; /* the node's other processes (whose puts we may copy) */
     uint32_t help_gen[RMA_HELP_SLOTS];
     int help_head, help_count; /* our posted descriptors, oldest first */
     locus_rma_stats_t stats;

@@ -151,7 +151,7 @@ static locus_status_t xfer(locus_rma_t *r, int rank, void *sym, void *local, siz
     rma_peer_t *p = &r->peers[rank];
     if (p->failed)
         return rma_peer_error(r, rank);
-    if (region < 0 && put && p->path == RMA_PATH_LOCAL && rma_help_wanted(r, rank, local, len)) {
+    if (region < 0 && put && rma_help_wanted(r, rank, local, len)) {
         rma_help_put(r, rank, off, local, len, blocking);
         return LOCUS_OK;
     }
@@ -163,7 +163,7 @@ static locus_status_t xfer(locus_rma_t *r, int rank, void *sym, void *local, siz
     /* one copy through the mapping; NT stores for large puts, the target
      * reads the data later from its own cache or memory */
     if (put) {
-        local_copy(p->base + off, local, len, LOCUS_COPY_HINT_NT_DEST);
+        local_copy(p->base + off, local, len, (locus_copy_hint_t)p->put_hint);
         __atomic_thread_fence(__ATOMIC_RELEASE);
         r->stats.puts_local++;
     } else {

@@ -49,19 +49,25 @@ static void nic_failed(const char *call, locus_status_t st, int pe, const void *
  * are applied in the order they were made. */
 #define LSHM_RMA_PUT_MIN (64u << 10)
 
-/* A put by locus rma: over the NIC, or (mapped) a large one rma may share;
- * a mapped _nbi one is pending until the next fence. */
-static void put_through_rma(const char *call, int r, void *dest, const void *src, size_t len, int pe, bool nbi,
-                            bool mapped)
+/* One transfer by locus rma: over the NIC, or (mapped) a large put that rma
+ * may share. What is left in flight is completed by the next quiet or fence:
+ * a NIC put (its source is free, not its delivery), any _nbi one; a mapped
+ * _nbi put is also completed before this PE's next other operation. */
+static void through_rma(const char *call, int r, void *sym, void *local, size_t len, int pe, bool put, bool nbi,
+                        bool mapped)
 {
     lshm_lock();
-    void *ra = lshm_rma_addr(r, pe, dest);
-    locus_status_t st = nbi ? locus_rma_put_nbi(lshm.rma, pe, ra, src, len) : locus_rma_put(lshm.rma, pe, ra, src, len);
+    void *ra = lshm_rma_addr(r, pe, sym);
+    locus_status_t st = put ? (nbi ? locus_rma_put_nbi(lshm.rma, pe, ra, local, len)
+                                   : locus_rma_put(lshm.rma, pe, ra, local, len))
+                            : (nbi ? locus_rma_get_nbi(lshm.rma, pe, local, ra, len)
+                                   : locus_rma_get(lshm.rma, pe, local, ra, len));
     lshm_unlock();
     if (st)
-        nic_failed(call, st, pe, dest);
-    __atomic_store_n(&lshm.nic_pending, true, __ATOMIC_RELAXED);
-    if (nbi && mapped)
+        nic_failed(call, st, pe, sym);
+    if (nbi || (put && !mapped))
+        __atomic_store_n(&lshm.nic_pending, true, __ATOMIC_RELAXED);
+    if (put && nbi && mapped)
         __atomic_store_n(&lshm.rma_puts_pending, true, __ATOMIC_RELAXED);
 }
 
@@ -79,7 +85,7 @@ void lshm_put(const char *call, void *dest, const void *src, size_t len, int pe,
     int r = lshm_locate(call, dest, len, pe, &off);
     char *p = lshm.reg[r].peer[pe] ? lshm.reg[r].peer[pe] + off : NULL;
     if (p && len >= LSHM_RMA_PUT_MIN && r == LSHM_HEAP && pe != lshm.me) {
-        put_through_rma(call, r, dest, src, len, pe, nbi, true);
+        through_rma(call, r, dest, (void *)src, len, pe, true, nbi, true);
         return;
     }
     lshm_settle();
@@ -90,7 +96,7 @@ void lshm_put(const char *call, void *dest, const void *src, size_t len, int pe,
             locus_copy(p, src, len, pe == lshm.me ? LOCUS_COPY_HINT_NONE : LOCUS_COPY_HINT_NT_DEST);
         return;
     }
-    put_through_rma(call, r, dest, src, len, pe, nbi, false);
+    through_rma(call, r, dest, (void *)src, len, pe, true, nbi, false);
 }
 
 void lshm_get(const char *call, void *dest, const void *src, size_t len, int pe, bool nbi)
@@ -108,14 +114,7 @@ void lshm_get(const char *call, void *dest, const void *src, size_t len, int pe,
             locus_copy(dest, p, len, LOCUS_COPY_HINT_NONE);
         return;
     }
-    lshm_lock();
-    void *ra = lshm_rma_addr(r, pe, src);
-    locus_status_t st = nbi ? locus_rma_get_nbi(lshm.rma, pe, dest, ra, len) : locus_rma_get(lshm.rma, pe, dest, ra, len);
-    lshm_unlock();
-    if (st)
-        nic_failed(call, st, pe, src);
-    if (nbi)
-        __atomic_store_n(&lshm.nic_pending, true, __ATOMIC_RELAXED);
+    through_rma(call, r, (void *)src, dest, len, pe, false, nbi, false);
 }
 
 /* Element copies of a constant size (a switch so that each is one move). */

@@ -32,6 +32,29 @@ static bool exists(const std::string &p)
     return stat(p.c_str(), &sb) == 0;
 }
 
+// Another process attaches `path`, writes i * mul at every 511th word of
+// the first 16 MiB and exits; true if it did and `mine` sees every word.
+static bool another_process_writes(const std::string &path, void *mine, uint64_t mul)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        void *b = nullptr;
+        if (locus_heap_attach(path.c_str(), 16 * MiB, &b))
+            _exit(1);
+        for (uint64_t i = 0; i < 16 * MiB / 8; i += 511)
+            static_cast<uint64_t *>(b)[i] = i * mul;
+        locus_heap_detach(b, 16 * MiB);
+        _exit(0);
+    }
+    int ws;
+    if (waitpid(pid, &ws, 0) != pid || !WIFEXITED(ws) || WEXITSTATUS(ws) != 0)
+        return false;
+    for (uint64_t i = 0; i < 16 * MiB / 8; i += 511)
+        if (static_cast<uint64_t *>(mine)[i] != i * mul)
+            return false;
+    return true;
+}
+
 class HeapShare : public ::testing::Test {
 protected:
     void SetUp() override
@@ -102,23 +125,7 @@ TEST_F(HeapShare, ForkedProcessWritesThroughItsOwnMapping)
 {
     locus_heap_t *h;
     ASSERT_EQ(locus_heap_create(&a, nullptr, &h), LOCUS_OK) << locus_last_error();
-    std::string p = locus_heap_share_path(h);
-    pid_t pid = fork();
-    if (pid == 0) {
-        void *b = nullptr;
-        if (locus_heap_attach(p.c_str(), 16 * MiB, &b))
-            _exit(1);
-        for (uint64_t i = 0; i < 16 * MiB / 8; i += 511)
-            static_cast<uint64_t *>(b)[i] = i * 3;
-        locus_heap_detach(b, 16 * MiB);
-        _exit(0);
-    }
-    int ws;
-    ASSERT_EQ(waitpid(pid, &ws, 0), pid);
-    ASSERT_TRUE(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
-    auto *w = static_cast<uint64_t *>(locus_heap_base(h));
-    for (uint64_t i = 0; i < 16 * MiB / 8; i += 511)
-        ASSERT_EQ(w[i], i * 3);
+    EXPECT_TRUE(another_process_writes(locus_heap_share_path(h), locus_heap_base(h), 3));
     locus_heap_destroy(h);
 }
 
@@ -224,21 +231,7 @@ TEST_F(HeapShare, PrivateHugeTmpfsIsSharedHugeAndLeavesNothing)
     ASSERT_EQ(locus_heap_stats(h, &s), LOCUS_OK);
     EXPECT_EQ(s.pages, LOCUS_PAGES_THP);
     EXPECT_EQ(s.huge_bytes, 16 * MiB) << s.notes;
-    pid_t pid = fork();
-    if (pid == 0) {
-        void *b = nullptr;
-        if (locus_heap_attach(p.c_str(), 16 * MiB, &b))
-            _exit(1);
-        for (uint64_t i = 0; i < 16 * MiB / 8; i += 511)
-            static_cast<uint64_t *>(b)[i] = i * 5;
-        _exit(0);
-    }
-    int ws;
-    ASSERT_EQ(waitpid(pid, &ws, 0), pid);
-    ASSERT_TRUE(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
-    auto *w = static_cast<uint64_t *>(locus_heap_base(h));
-    for (uint64_t i = 0; i < 16 * MiB / 8; i += 511)
-        ASSERT_EQ(w[i], i * 5);
+    EXPECT_TRUE(another_process_writes(p, locus_heap_base(h), 5)) << "through " << p;
     void *peer = nullptr;
     ASSERT_EQ(locus_heap_attach(p.c_str(), 16 * MiB, &peer), LOCUS_OK) << locus_last_error();
     ASSERT_EQ(locus_heap_unlink(h), LOCUS_OK);

@@ -246,6 +246,7 @@ static void on_segv(int sig, siginfo_t *si, void *uc)
         return;
     }
     if (si->si_code == SEGV_ACCERR && acc_ring && claim((uintptr_t)si->si_addr, uc)) {
+        retry_page = 0; /* the late-fault count is per run of faults, not per life */
         errno = saved;
         return;
     }
