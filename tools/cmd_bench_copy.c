@@ -92,7 +92,7 @@ static void copy_once(int c, void *d, const void *s, size_t n)
  * medians average over placements, and a ratio compares glibc and the
  * selector at the same placement. */
 #define LAYOUTS 8
-#define BENCH_LOOP __attribute__((noinline, aligned(64), optimize("align-loops=1")))
+#define BENCH_LOOP __attribute__((noinline, aligned(64), optimize("align-loops=1", "omit-frame-pointer")))
 /* executed once per batch: align, then move the loop that follows */
 #define PLACE(pad) __asm__ volatile(".p2align 6\n\t.fill " #pad ", 1, 0x90" ::: "memory")
 
@@ -100,7 +100,7 @@ static void copy_once(int c, void *d, const void *s, size_t n)
     static BENCH_LOOP void loop_glibc_##pad(void *d, const void *s, size_t n, long iters)     \
     {                                                                                        \
         PLACE(pad);                                                                          \
-        for (long i = 0; i < iters; i++) {                                                   \
+        for (long i = iters; i > 0; i--) { /* one register: the loop costs least */                                                   \
             memcpy(d, s, n);                                                                 \
             __asm__ volatile("" ::: "memory");                                               \
         }                                                                                    \
@@ -108,7 +108,7 @@ static void copy_once(int c, void *d, const void *s, size_t n)
     static BENCH_LOOP void loop_selector_##pad(void *d, const void *s, size_t n, long iters)  \
     {                                                                                        \
         PLACE(pad);                                                                          \
-        for (long i = 0; i < iters; i++) {                                                   \
+        for (long i = iters; i > 0; i--) { /* one register: the loop costs least */                                                   \
             locus_copy(d, s, n, LOCUS_COPY_HINT_NONE);                                       \
             __asm__ volatile("" ::: "memory");                                               \
         }                                                                                    \
@@ -117,7 +117,7 @@ static void copy_once(int c, void *d, const void *s, size_t n)
                                              long iters)                                     \
     {                                                                                        \
         PLACE(pad);                                                                          \
-        for (long i = 0; i < iters; i++) {                                                   \
+        for (long i = iters; i > 0; i--) { /* one register: the loop costs least */                                                   \
             fn(d, s, n);                                                                     \
             __asm__ volatile("" ::: "memory");                                               \
         }                                                                                    \
@@ -138,10 +138,26 @@ static const copy_loop_t glibc_loops[LAYOUTS] = EIGHT(loop_glibc);
 static const copy_loop_t selector_loops[LAYOUTS] = EIGHT(loop_selector);
 static const kernel_loop_t kernel_loops[LAYOUTS] = EIGHT(loop_kernel);
 
-/* GB/s of one batch of contender c in layout lay (any int: taken mod LAYOUTS). */
-static double measure(int c, void *d, const void *s, size_t n, long iters, int lay)
+/* Where the destination sits relative to the source (both buffers start on a
+ * page): at the same offset in a page, or one line apart, a copy's loads can
+ * be falsely held behind the previous copy's stores to the same low 12 address
+ * bits (4K aliasing), and a small copy's speed then swings by +-6 % with the
+ * timing of the few instructions around the call, the same code moved 0.94 ->
+ * 1.01 between loops (research/probes/copy_alias_probe.c); 1088 and 2112 B
+ * apart nothing aliases and glibc, the selector and variants of its inline
+ * test all measure 1.000 of each other. Rounds go through all four (64 B
+ * multiples: the kernels' destination alignment is the same), so the medians
+ * describe copies between buffers as programs have them, not one aliasing. */
+#define OFFSETS 4
+static const size_t dst_offset[OFFSETS] = {0, 64, 1088, 2112};
+
+/* GB/s of one batch of contender c in round r: layout r % LAYOUTS, and an
+ * offset that changes with it so every pair of them is met. */
+static double measure(int c, void *dbase, const void *s, size_t n, long iters, int r)
 {
-    lay = (lay % LAYOUTS + LAYOUTS) % LAYOUTS;
+    r = r < 0 ? -r : r;
+    int lay = r % LAYOUTS;
+    void *d = (char *)dbase + dst_offset[(r + r / LAYOUTS) % OFFSETS];
     if (n <= (32u << 20))
         copy_once(c, d, s, n); /* warm: same buffers as the timed copies */
     double t0 = lc_now_s();
@@ -667,7 +683,7 @@ int locus_bench_copy(int argc, char **argv)
         max = POLLUTER;
     if (o.calibrate && max < (4 * p.l3_size))
         max = 4 * p.l3_size;
-    char *s = map(max + 4096), *d = map(max + 4096);
+    char *s = map(max + 4096), *d = map(max + 4096); /* room for dst_offset */
     if (!s || !d)
         return cli_fail("bench copy", LOCUS_ERR_NO_MEMORY);
 
