@@ -40,6 +40,10 @@ if [ "$1" = guest ]; then
     # Under TCG a guest busy with its own traffic can leave a READ unanswered for longer
     # than the default dead-peer time (0.47 s): 4.096 us * 2^17 * 7 = 3.7 s here.
     export LOCUS_RDMA_TIMEOUT=17
+    # controls at 8 B: perftest also first (drift within the boot), and ib_read_lat with
+    # guest A's CPU kept busy (the responder's CPU runs Soft-RoCE under TCG)
+    PEERS_TESTS="write_lat read_lat" PEERS_TAG=first sh /bin/pair_peers.sh guest
+    PEERS_TESTS=read_lat PEERS_TAG=busy PEERS_BUSY_SERVER=1 sh /bin/pair_peers.sh guest
     # locus rma, as rma_pair_peers.sh runs it (hooks preloaded: the registration cache)
     LD_PRELOAD=/lib/liblocus_hooks.so RMA_PAIR_PORT=17041 sh /bin/rma_pair.sh \
         locus bench rma --sizes "$S" --tests put,get --time "$T" --reps 3
@@ -89,11 +93,16 @@ grep -E '^\[[AB]\] RESULT' "$out" | sed 's/^\[[AB]\] //' | awk "$PAIR_AWK_VAL"'
         t = val($0, "test"); b = val($0, "bytes")
         rtyp[t, b] = val($0, "lat_typ_us"); rmean[t, b] = val($0, "lat_us")
     }
-    / tool=ib_write_lat / { b = val($0, "bytes"); wl[b] = val($0, "lat_typ_us"); wla[b] = val($0, "lat_avg_us") }
-    / tool=ib_read_lat / { b = val($0, "bytes"); rl[b] = val($0, "lat_typ_us"); rla[b] = val($0, "lat_avg_us") }
+    / tool=ib_(write|read)_lat / {
+        t = val($0, "test"); b = val($0, "bytes"); tag = t ~ /[.](first|busy)/ ? substr(t, index(t, ".") + 1) : ""
+        sub(/[.].*/, "", t)
+        if (tag != "") { ctl[t, tag] = val($0, "lat_typ_us"); ctla[t, tag] = val($0, "lat_avg_us") }
+        else if (t == "write_lat") { wl[b] = val($0, "lat_typ_us"); wla[b] = val($0, "lat_avg_us") }
+        else { rl[b] = val($0, "lat_typ_us"); rla[b] = val($0, "lat_avg_us") }
+    }
     function ratio(name, a, am, b, bm, extra) {
         if (a != "" && b > 0)
-            printf "RATIO %s=%.3f%s (typical %s / %s us; means %.3f)\n", name, a / b, extra, a, b, bm > 0 ? am / bm : 0
+            printf "RATIO %s=%.3f%s (typical %s / %s us; means %.3f)\n", name, a / b, extra, a, b, (bm > 0 ? am / bm : 0)
     }
     END {
         ratio("shmem_p_lat_8B/ib_write_lat", typ["p_lat", 8], mean["p_lat", 8], wl[8], wla[8], " target<=1.2")
@@ -102,6 +111,11 @@ grep -E '^\[[AB]\] RESULT' "$out" | sed 's/^\[[AB]\] //' | awk "$PAIR_AWK_VAL"'
             ratio("shmem_put_lat_" b "B/ib_write_lat", typ["put_lat", b], mean["put_lat", b], wl[b], wla[b], lim)
             ratio("shmem_get_lat_" b "B/ib_read_lat", typ["get_lat", b], mean["get_lat", b], rl[b], rla[b], lim)
         }
+        # controls: the same perftest at the start of the boot; ib_read_lat, responder CPU busy
+        ratio("ctl_ib_write_lat_first/last", ctl["write_lat", "first"], ctla["write_lat", "first"], wl[8], wla[8], "")
+        ratio("ctl_ib_read_lat_first/last", ctl["read_lat", "first"], ctla["read_lat", "first"], rl[8], rla[8], "")
+        ratio("ctl_ib_read_lat_busy/last", ctl["read_lat", "busy"], ctla["read_lat", "busy"], rl[8], rla[8], "")
+        ratio("ctl_shmem_get_lat_8B/ib_read_lat_busy", typ["get_lat", 8], mean["get_lat", 8], ctl["read_lat", "busy"], ctla["read_lat", "busy"], "")
         ratio("shmem_p_lat_8B/rma_put_lat_8B", typ["p_lat", 8], mean["p_lat", 8], rtyp["put_lat", 8], rmean["put_lat", 8], "")
         for (b in sz) {
             ratio("shmem_put_lat_" b "B/rma_put_lat_" b "B", typ["put_lat", b], mean["put_lat", b], rtyp["put_lat", b], rmean["put_lat", b], "")
