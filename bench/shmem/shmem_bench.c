@@ -10,6 +10,10 @@
  *   p_lat     ping-pong of one shmem_long_p (8 B) each way, the peer waiting
  *             on that word itself: one 8-byte write per direction, what
  *             ib_write_lat -s 8 measures (one way = half the round trip)
+ *   put_nofence_lat  (only when named: a diagnostic) put_lat without the
+ *             fence: data and flag ordered only by the transport (one RC
+ *             queue pair per peer through locus rma); not a correct OpenSHMEM
+ *             program in general, it says what put_lat's fence costs
  *   put_call  time of one blocking shmem_putmem (source reusable), PE 0 -> 1
  *   get_lat   one blocking shmem_getmem, PE 0 <- PE 1
  *   put_bw    windows of 64 shmem_putmem_nbi then shmem_quiet, PE 0 -> 1
@@ -140,6 +144,8 @@ static int parse_sizes(const char *s, size_t *sizes, int max)
 
 /* ---- point to point: PE 0 and PE 1 ---- */
 
+static int nofence; /* put_lat: leave the fence out (put_nofence_lat) */
+
 static double put_lat(size_t size, long iters)
 {
     shmem_barrier_all();
@@ -151,7 +157,8 @@ static double put_lat(size_t size, long iters)
             if (me == 0) {
                 double ti = each ? now_s() : 0;
                 shmem_putmem(rbuf, sbuf, size, peer);
-                shmem_fence();
+                if (!nofence)
+                    shmem_fence();
                 shmem_long_p(flag, v, peer);
                 shmem_long_wait_until(flag, SHMEM_CMP_EQ, v);
                 if (each)
@@ -159,13 +166,22 @@ static double put_lat(size_t size, long iters)
             } else {
                 shmem_long_wait_until(flag, SHMEM_CMP_EQ, v);
                 shmem_putmem(rbuf, sbuf, size, peer);
-                shmem_fence();
+                if (!nofence)
+                    shmem_fence();
                 shmem_long_p(flag, v, peer);
             }
         }
     }
     double t = (now_s() - t0) / 2; /* one way */
     shmem_barrier_all();
+    return t;
+}
+
+static double put_nofence_lat(size_t size, long iters)
+{
+    nofence = 1;
+    double t = put_lat(size, iters);
+    nofence = 0;
     return t;
 }
 
@@ -329,10 +345,10 @@ static double sum(size_t size, long iters)
     return now_s() - t0;
 }
 
-static int want(const char *list, const char *t)
+static int want(const char *list, const char *t, int diag)
 {
     if (!list)
-        return 1;
+        return !diag;
     size_t n = strlen(t);
     for (const char *p = list; (p = strstr(p, t)); p += n)
         if ((p == list || p[-1] == ',') && (p[n] == ',' || !p[n]))
@@ -384,16 +400,18 @@ int main(int argc, char **argv)
     const char *impl = strstr(name, "locus") ? "locus" : strstr(name, "open-mpi") ? "openmpi" : "other";
     shmem_barrier_all();
 
-    /* lat: the loop can time each iteration (--typical) */
-    struct { const char *name; run_fn fn; int p2p; int sized; const char *unit; int lat; } t[] = {
-        {"put_lat", put_lat, 1, 1, "us", 1}, {"p_lat", p_lat, 1, 0, "us", 1},   {"put_call", put_call, 1, 1, "us", 0},
-        {"get_lat", get_lat, 1, 1, "us", 1}, {"put_bw", put_bw, 1, 1, "MB/s", 0}, {"fadd_lat", fadd_lat, 1, 0, "us", 1},
-        {"cswap_lat", cswap_lat, 1, 0, "us", 1},
-        {"barrier", barrier, 0, 0, "us", 0},  {"bcast", bcast, 0, 2, "us", 0},       {"fcollect", fcollect, 0, 2, "us", 0},
-        {"alltoall", alltoall, 0, 2, "us", 0}, {"sum", sum, 0, 2, "us", 0},
+    /* lat: the loop can time each iteration (--typical); diag: run only when named */
+    struct { const char *name; run_fn fn; int p2p; int sized; const char *unit; int lat, diag; } t[] = {
+        {"put_lat", put_lat, 1, 1, "us", 1, 0},      {"put_nofence_lat", put_nofence_lat, 1, 1, "us", 1, 1},
+        {"p_lat", p_lat, 1, 0, "us", 1, 0},          {"put_call", put_call, 1, 1, "us", 0, 0},
+        {"get_lat", get_lat, 1, 1, "us", 1, 0},      {"put_bw", put_bw, 1, 1, "MB/s", 0, 0},
+        {"fadd_lat", fadd_lat, 1, 0, "us", 1, 0},    {"cswap_lat", cswap_lat, 1, 0, "us", 1, 0},
+        {"barrier", barrier, 0, 0, "us", 0, 0},      {"bcast", bcast, 0, 2, "us", 0, 0},
+        {"fcollect", fcollect, 0, 2, "us", 0, 0},    {"alltoall", alltoall, 0, 2, "us", 0, 0},
+        {"sum", sum, 0, 2, "us", 0, 0},
     };
     for (size_t k = 0; k < sizeof t / sizeof t[0]; k++) {
-        if (!want(tests, t[k].name) || (t[k].p2p && npes < 2))
+        if (!want(tests, t[k].name, t[k].diag) || (t[k].p2p && npes < 2))
             continue;
         size_t list[32];
         int n = 0;

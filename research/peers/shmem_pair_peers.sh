@@ -2,7 +2,8 @@
 # locus's OpenSHMEM across two kernels against perftest, in ONE boot of `locus-vm --pair`
 # (one PE / rank per guest over the link's Soft-RoCE rxe1; perftest servers in A, clients
 # in B; the host side is pair_common.sh, shared with rma_pair_peers.sh):
-#   shmem_bench (bench/shmem, built with locus-oshcc)  put_lat, p_lat, get_lat --typical
+#   shmem_bench (bench/shmem, built with locus-oshcc)  put_lat, put_nofence_lat, p_lat,
+#                                                      get_lat --typical
 #   locus bench rma                                    put_lat, get_lat (the layer below)
 #   ib_write_lat, ib_read_lat                          at the same sizes (default 8,4K,64K)
 # then the ratios of the typical (median) latencies: shmem / perftest, shmem / locus rma.
@@ -14,6 +15,8 @@
 #   shmem put_lat S     ping-pong, reported as half the round trip (no conversion needed),
 #                       but each way is shmem_putmem(S) + shmem_fence + shmem_long_p(flag):
 #                       two RDMA WRITEs with a fence between (the OSU-style idiom).
+#   shmem put_nofence_lat S  put_lat without the fence (a diagnostic: ordered only by the
+#                       RC queue pair), so put_lat / put_nofence_lat is what the fence costs.
 #   shmem p_lat         ping-pong of one shmem_long_p (8 B) each way, the peer waiting on
 #                       that word: one 8-byte RDMA WRITE each way, i.e. exactly what
 #                       ib_write_lat -s 8 does. The like-for-like row at 8 B.
@@ -49,7 +52,7 @@ if [ "$1" = guest ]; then
         locus bench rma --sizes "$S" --tests put,get --time "$T" --reps 3
     # OpenSHMEM, one PE per guest (PE 0 in A prints)
     SHMEM_SYMMETRIC_SIZE=128M SHMEM_PAIR_PORT=17042 sh /bin/shmem_pair.sh 1 \
-        /bin/shmem_bench --tests put_lat,p_lat,get_lat --sizes "$S" --time "$T" --reps 3 --typical
+        /bin/shmem_bench --tests put_lat,put_nofence_lat,p_lat,get_lat --sizes "$S" --time "$T" --reps 3 --typical
     PEERS_TESTS="write_lat read_lat" PEERS_SIZES=$(echo "$S" | sed 's/[kK]/*1024/g; s/[mM]/*1048576/g' |
         tr ',' '\n' | while read -r x; do echo $(($x)); done) sh /bin/pair_peers.sh guest
     exit 0
@@ -118,6 +121,8 @@ grep -E '^\[[AB]\] RESULT' "$out" | sed 's/^\[[AB]\] //' | awk "$PAIR_AWK_VAL"'
         ratio("ctl_shmem_get_lat_8B/ib_read_lat_busy", typ["get_lat", 8], mean["get_lat", 8], ctl["read_lat", "busy"], ctla["read_lat", "busy"], "")
         ratio("shmem_p_lat_8B/rma_put_lat_8B", typ["p_lat", 8], mean["p_lat", 8], rtyp["put_lat", 8], rmean["put_lat", 8], "")
         for (b in sz) {
+            ratio("shmem_put_lat_" b "B/put_nofence_lat", typ["put_lat", b], mean["put_lat", b], typ["put_nofence_lat", b], mean["put_nofence_lat", b], "")
+            ratio("shmem_put_nofence_lat_" b "B/ib_write_lat", typ["put_nofence_lat", b], mean["put_nofence_lat", b], wl[b], wla[b], "")
             ratio("shmem_put_lat_" b "B/rma_put_lat_" b "B", typ["put_lat", b], mean["put_lat", b], rtyp["put_lat", b], rmean["put_lat", b], "")
             ratio("shmem_get_lat_" b "B/rma_get_lat_" b "B", typ["get_lat", b], mean["get_lat", b], rtyp["get_lat", b], rmean["get_lat", b], "")
             ratio("rma_put_lat_" b "B/ib_write_lat", rtyp["put_lat", b], rmean["put_lat", b], wl[b], wla[b], "")
