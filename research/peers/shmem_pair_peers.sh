@@ -7,6 +7,9 @@
 #   locus bench rma                                    put_lat, get_lat (the layer below)
 #   ib_write_lat, ib_read_lat                          at the same sizes (default 8,4K,64K)
 # then the ratios of the typical (median) latencies: shmem / perftest, shmem / locus rma.
+# Controls in the same boot ("RATIO ctl_..."): ib_write_lat / ib_read_lat 8 B also at the
+# start of the boot (drift), ib_read_lat 8 B with guest A's CPU kept busy by a shell loop
+# (Soft-RoCE's responder runs on that CPU under TCG).
 #
 # What each figure is (all "one way" figures are half a ping-pong's round trip):
 #   ib_write_lat -s S   write ping-pong: one RDMA WRITE of S bytes each way, the receiver
@@ -14,7 +17,9 @@
 #                       the median iteration).
 #   shmem put_lat S     ping-pong, reported as half the round trip (no conversion needed),
 #                       but each way is shmem_putmem(S) + shmem_fence + shmem_long_p(flag):
-#                       two RDMA WRITEs with a fence between (the OSU-style idiom).
+#                       two RDMA WRITEs with a fence between (the OSU-style idiom; S + 8
+#                       bytes each way). The fence is a flush in locus rma today: a round
+#                       trip, so at 8 B this is not the same thing as ib_write_lat.
 #   shmem put_nofence_lat S  put_lat without the fence (a diagnostic: ordered only by the
 #                       RC queue pair), so put_lat / put_nofence_lat is what the fence costs.
 #   shmem p_lat         ping-pong of one shmem_long_p (8 B) each way, the peer waiting on
