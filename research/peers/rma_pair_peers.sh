@@ -42,32 +42,18 @@ while [ $# -gt 0 ]; do
     *) echo "rma_pair_peers: unknown option $1" >&2; exit 2 ;;
     esac
 done
-bins="" # system tools only: word-split below (the build dir may hold a space)
-for t in ib_write_lat ib_read_lat ib_atomic_lat ib_write_bw; do
-    p=$(command -v "$t") || { echo "rma_pair_peers: $t not found (perftest): skipped" >&2; exit 77; }
-    bins="$bins --bin $p"
-done
+# shellcheck source=pair_common.sh
+. "$here/pair_common.sh"
+bins=$(pair_perftest_bins ib_write_lat ib_read_lat ib_atomic_lat ib_write_bw) || exit $?
 out=$(mktemp)
 trap 'rm -f "$out" "$out.err"' EXIT
 # shellcheck disable=SC2086
-"$root/tests/vm/locus-vm" --pair --timeout 1500 --bin "$build/bin/locus" $bins \
-    --file "$root/tests/vm/rma_pair.sh:/bin/rma_pair.sh" --file "$root/tests/vm/pair_peers.sh:/bin/pair_peers.sh" \
-    --file "$here/rma_pair_peers.sh:/bin/rma_pair_peers.sh" --file "$build/liblocus_hooks.so:/lib/liblocus_hooks.so" \
-    --env PEERS_ITERS="$iters" --env RMA_TIME="$time" --env RMA_KEYS="$keys" --env LOCUS_RMA_HEAP_SIZE=64M \
-    -- 'sh /bin/rma_pair_peers.sh guest' ::: 'sh /bin/rma_pair_peers.sh guest' >"$out" 2>"$out.err"
+pair_boot "$here/rma_pair_peers.sh" "$out" "$log" --timeout 1500 --bin "$build/bin/locus" $bins \
+    --env PEERS_ITERS="$iters" --env RMA_TIME="$time" --env RMA_KEYS="$keys" --env LOCUS_RMA_HEAP_SIZE=64M
 rc=$?
-cat "$out" "$out.err" >"$log" 2>/dev/null
-echo "# rma_pair_peers: two QEMU guests (locus-vm --pair), Soft-RoCE rxe1; host $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), kernel $(uname -r); iters $iters; $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-grep -E '^\[A\] (RESULT|# cpu)' "$out" | sed 's/^\[A\] //'
-grep '^\[B\] RESULT tool=ib_' "$out" | sed 's/^\[B\] //'
-tail -n 1 "$out.err" | sed 's/^/# /'
+pair_report rma_pair_peers "$out" "iters $iters"
 # ratios
-grep -E '^\[[AB]\] RESULT' "$out" | sed 's/^\[[AB]\] //' | awk '
-    function val(line, key,   n, f, i, kv) {
-        n = split(line, f, " ")
-        for (i = 1; i <= n; i++) { split(f[i], kv, "="); if (kv[1] == key) return kv[2] }
-        return ""
-    }
+grep -E '^\[[AB]\] RESULT' "$out" | sed 's/^\[[AB]\] //' | awk "$PAIR_AWK_VAL"'
     / tool=locus_rma / {
         t = val($0, "test"); b = val($0, "bytes"); m = val($0, "mem")
         if (t == "put_lat" && b == 8) { put = val($0, "lat_typ_us"); putm = val($0, "lat_us") }

@@ -8,6 +8,12 @@
 # NAMEs: write_lat read_lat atomic_lat write_bw (perftest), uct_put_lat uct_put_bw uct_get
 # uct_fadd (ucx_perftest, UCT API on rc_verbs): the default; ucp_put_lat ucp_put_bw ucp_get
 # ucp_fadd (UCP API): only when named (they fail on Soft-RoCE, see guest()).
+# PEERS_SIZES="8 4096 65536" in the environment (default 8): write_lat and read_lat at each
+# of those sizes (the bytes= key of the RESULT line tells them apart). PEERS_TAG=T: the
+# tests are named NAME.T (a second run in the same boot needs other event names).
+# PEERS_BUSY_SERVER=1: a shell loop keeps guest A's CPU busy while each perftest server
+# runs (under TCG Soft-RoCE's responder runs on that CPU: the control for a target
+# process that waits busily).
 #
 # stdout: one line per measurement, `RESULT key=value ...` (keys: tool, test, api, tl,
 # bytes, iters, then lat_typ_us lat_avg_us lat_p99_us | bw_MBps msg_Mps; status=failed
@@ -29,16 +35,23 @@ wanted() {
     return 1
 }
 
-# perftest NAME TOOL ARGS...: the server in A, the client in B with the same ARGS.
+# perftest NAME TOOL ARGS...: the server in A, the client in B with the same ARGS
+# (NAME.SUFFIX: test NAME, one of several runs of it).
 perftest() {
     name=$1
     shift
-    wanted "$name" || return 0
+    wanted "${name%%.*}" || return 0
     if [ "$LOCUS_VM_INDEX" = 0 ]; then
+        busy=
+        if [ -n "$PEERS_BUSY_SERVER" ]; then
+            sh -c 'while :; do :; done' &
+            busy=$!
+        fi
         timeout "$LIMIT" "$@" >"/tmp/$name.srv" 2>&1 &
         p=$!
         locus-vm-wait-listen $PERFTEST_PORT 60 && locus-vm-signal "$name"
         wait $p
+        [ -z "$busy" ] || kill "$busy"
         return
     fi
     locus-vm-wait "$name" 120 || { echo "RESULT tool=$1 test=$name status=no-server"; return; }
@@ -106,8 +119,12 @@ guest() {
     NBW=$((N / 4 > 10 ? N / 4 : 10))
     LIMIT=${PEERS_LIMIT:-240}
     dev="-d $LOCUS_VM_RDMA_DEV -x $LOCUS_VM_GID_INDEX"
-    perftest write_lat ib_write_lat $dev -s 8 -n "$N"
-    perftest read_lat ib_read_lat $dev -s 8 -n "$N"
+    for s in ${PEERS_SIZES:-8}; do
+        sfx=${PEERS_TAG:+.$PEERS_TAG}
+        [ "$s" = 8 ] || sfx=$sfx.$s
+        perftest write_lat$sfx ib_write_lat $dev -s "$s" -n "$N"
+        perftest read_lat$sfx ib_read_lat $dev -s "$s" -n "$N"
+    done
     perftest atomic_lat ib_atomic_lat $dev -A FETCH_AND_ADD -n "$N"
     perftest write_bw ib_write_bw $dev -s 65536 -n "$NBW"
     # UCT: the rc_verbs transport itself, one endpoint per side.
