@@ -137,8 +137,11 @@ LOCUS_API locus_status_t locus_rma_get_nbi(locus_rma_t *r, int rank, void *dst, 
                                            size_t len);
 LOCUS_API locus_status_t locus_rma_flush(locus_rma_t *r, int rank);
 LOCUS_API locus_status_t locus_rma_flush_all(locus_rma_t *r);
-/* Today a flush_all (NIC requests and shared on-node puts completed; other
- * on-node copies are complete at return anyway). */
+/* Puts and atomics to each process issued before the fence are applied
+ * before those issued after it. Waits only where it must: shared on-node
+ * puts are completed, NIC requests to a process of this node (atomics in a
+ * job across nodes) are completed; requests to another node are ordered in
+ * the NIC (RC order plus a fenced next request), not waited for. */
 LOCUS_API locus_status_t locus_rma_fence(locus_rma_t *r);
 
 typedef enum locus_rma_amo_op {

@@ -249,6 +249,12 @@ locus_status_t rdma_ep_status(const rdma_ep_t *ep)
 
 uint32_t rdma_ep_outstanding(const rdma_ep_t *ep) { return ep ? rdma_ep_busy(ep) : 0; }
 
+void rdma_ep_fence(rdma_ep_t *ep)
+{
+    if (ep && rdma_ep_busy(ep))
+        ep->fence_next = true;
+}
+
 void rdma_ep_fail(rdma_ep_t *ep, locus_status_t code, const char *fmt, ...)
 {
     if (ep->state == EP_FAILED)

@@ -246,15 +246,42 @@ locus_status_t locus_rma_flush_all(locus_rma_t *r)
     return r->broken ? rma_peer_error(r, r->failed_rank) : LOCUS_OK;
 }
 
-/* Ordering puts and atomics to each process before later ones: on-node
- * copies are done at return; NIC requests are completed (a request to a
- * process may take the other path next: a mapped copy cannot be ordered
- * behind a request still in the NIC). */
+/* Ordering puts and atomics to each process before later ones, waiting only
+ * where order cannot be had otherwise. Shared puts are completed (a program
+ * may store through the mapping next). A process reached by the NIC alone
+ * gets every request on its one RC queue pair: that keeps WRITEs in order,
+ * and rdma_ep_fence makes the next request wait in the NIC for a READ or
+ * atomic before it; so nothing is waited for (a put, fence, flag to another
+ * node cost two round trips when this was a flush). A process of this node
+ * is reached by CPU copies, and in a job across nodes by NIC atomics too: a
+ * copy cannot be ordered behind a request still in the NIC, so those
+ * requests are completed. */
 locus_status_t locus_rma_fence(locus_rma_t *r)
 {
     if (!r)
         return lc_err(LOCUS_ERR_INVALID, "rma fence: handle NULL");
-    return locus_rma_flush_all(r);
+    if (r->broken)
+        return rma_peer_error(r, r->failed_rank);
+    rma_help_flush(r);
+    __atomic_thread_fence(__ATOMIC_SEQ_CST); /* our stores into mapped heaps */
+    locus_status_t live = rma_liveness(r, false);
+    if (live || !r->ifc)
+        return live;
+    for (int q = 0; q < r->size; q++) {
+        rma_peer_t *p = &r->peers[q];
+        if (!p->ep || !rdma_ep_outstanding(p->ep))
+            continue;
+        if (p->failed)
+            return rma_peer_error(r, q);
+        if (p->path == RMA_PATH_NIC) {
+            rdma_ep_fence(p->ep);
+            continue;
+        }
+        locus_status_t st = rdma_ep_flush(p->ep);
+        if (st)
+            return nic_error(r, q, st);
+    }
+    return LOCUS_OK;
 }
 
 void *locus_rma_ptr(const locus_rma_t *r, int rank, const void *sym)

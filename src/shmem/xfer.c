@@ -185,13 +185,14 @@ void lshm_quiet(void)
 }
 
 /* Copies into mapped heaps are complete when they return (the NT kernels
- * end with sfence), and x86 keeps stores in order: only NIC operations in
- * flight need draining, which locus rma's fence does. */
+ * end with sfence), and x86 keeps stores in order: only operations still in
+ * flight in locus rma need ordering, which its fence does. NIC requests to
+ * another node stay in flight after it (ordered, not completed), so
+ * nic_pending stays set for the next quiet. */
 void lshm_fence(void)
 {
     if (__atomic_load_n(&lshm.nic_pending, __ATOMIC_RELAXED)) {
         lshm_lock();
-        __atomic_store_n(&lshm.nic_pending, false, __ATOMIC_RELAXED);
         __atomic_store_n(&lshm.rma_puts_pending, false, __ATOMIC_RELAXED);
         locus_status_t st = locus_rma_fence(lshm.rma);
         lshm_unlock();

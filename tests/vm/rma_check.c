@@ -8,6 +8,8 @@
  *   2. Atomics, all ranks at once: fetch-add (sum exact, each issuer's old
  *      values increasing), non-fetching add, a compare-swap counter, 32-bit
  *      adds on both halves of one word, or/and/xor bits, swap.
+ *   2b. Fence: a put_nbi and an add, fence, a flag: the receiver finds the
+ *      data and the count when it sees the flag (100 rounds around a ring).
  *   3. A buffer unmapped and mapped again at the same address (and one freed
  *      and malloc'd again) carries its new bytes in a put and a get.
  *   4. Bad input: a rank out of range, a range past the heap's end, a
@@ -387,6 +389,51 @@ static void atomics_test(locus_rma_t *r, int k)
     CHECK(word(heap, 5) == 0, "and cleared bits: 0x%llx left", (unsigned long long)word(heap, 5));
 }
 
+/* ---------- 2b. fence: nothing issued after it overtakes what came before ---------- */
+
+static void wait_word(locus_rma_t *r, char *heap, int i, uint64_t v, const char *what)
+{
+    double t0 = now_s();
+    while (word(heap, i) < v) {
+        OK(locus_rma_progress(r));
+        CHECK(now_s() - t0 < 60, "waited 60 s for %s (word %d is %llu, expected %llu)", what, i,
+              (unsigned long long)word(heap, i), (unsigned long long)v);
+    }
+}
+
+/* Round k, to the next rank: a 64 KiB put_nbi, a non-fetching add (both may
+ * still be in flight), fence, the round number into a flag word by a plain
+ * put. The receiver, seeing the flag, must find that round's bytes and count
+ * already there, then acks. To another node the fence waits for nothing
+ * (the NIC orders the flag behind them); on this node, in a job across
+ * nodes, it completes the NIC's atomic before the flag's CPU store. */
+static void fence_test(locus_rma_t *r, int rounds)
+{
+    char *heap = locus_rma_heap_base(r);
+    uint64_t slot = slot_size(locus_rma_heap_size(r));
+    int t = (me + 1) % np, from = (me + np - 1) % np;
+    size_t len = 64u << 10;
+    char *src = malloc(len);
+    CHECK(src != NULL, "64 KiB");
+    for (uint64_t k = 1; k <= (uint64_t)rounds; k++) {
+        fill(src, len, 7000 + 1000 * (uint64_t)me + k);
+        OK(locus_rma_put_nbi(r, t, heap + RECV0 + (uint64_t)me * slot, src, len));
+        OK(locus_rma_amo(r, t, LOCUS_RMA_AMO_ADD, sym(heap, 65), 8, 1, 0, NULL));
+        OK(locus_rma_fence(r));
+        OK(locus_rma_put(r, t, sym(heap, 64), &k, 8));
+        wait_word(r, heap, 64, k, "the flag of a fenced round");
+        long d = diff(heap + RECV0 + (uint64_t)from * slot, len, 7000 + 1000 * (uint64_t)from + k);
+        CHECK(d < 0, "round %llu: the flag from rank %d arrived before the data put ahead of its fence (byte %ld)",
+              (unsigned long long)k, from, d);
+        CHECK(word(heap, 65) >= k, "round %llu: the flag from rank %d arrived before the add ahead of its fence "
+              "(count %llu)", (unsigned long long)k, from, (unsigned long long)word(heap, 65));
+        OK(locus_rma_put(r, from, sym(heap, 66), &k, 8)); /* ack: the sender may reuse its slot */
+        wait_word(r, heap, 66, k, "the ack of a fenced round");
+    }
+    OK(locus_rma_barrier(r));
+    free(src);
+}
+
 /* ---------- 3. a buffer freed and mapped again at the same address ---------- */
 
 static void realloc_test(locus_rma_t *r, int *same_malloc)
@@ -682,6 +729,7 @@ int main(int argc, char **argv)
     long ops = data_test(r, seed, want_ops);
     double t2 = now_s();
     atomics_test(r, want_ops / 10 < 50 ? 50 : (int)(want_ops / 10 > 2000 ? 2000 : want_ops / 10));
+    fence_test(r, 100);
     int same_malloc = 0;
     realloc_test(r, &same_malloc);
     region_test(r);
@@ -689,8 +737,8 @@ int main(int argc, char **argv)
     locus_rma_stats_t s;
     OK(locus_rma_stats(r, &s));
     OK(locus_rma_barrier(r));
-    printf("rma_check: rank %d: ok: %ld data operations verified in %.2f s, atomics, realloc (malloc gave %s "
-           "address), errors; local puts %llu gets %llu cpu amos %llu, nic puts %llu gets %llu amos %llu, inline "
+    printf("rma_check: rank %d: ok: %ld data operations verified in %.2f s, atomics, fence, realloc (malloc gave "
+           "%s address), errors; local puts %llu gets %llu cpu amos %llu, nic puts %llu gets %llu amos %llu, inline "
            "%llu, bounce %llu, cache gets %llu, registrations %llu\n",
            me, ops, t2 - t1, same_malloc ? "the same" : "another", (unsigned long long)s.puts_local,
            (unsigned long long)s.gets_local, (unsigned long long)s.amos_cpu, (unsigned long long)s.puts_nic,
