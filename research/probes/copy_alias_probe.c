@@ -79,47 +79,21 @@ static inline __attribute__((always_inline)) int var_b(void *d, const void *s, s
 #define L __attribute__((noinline, aligned(64), optimize("align-loops=1")))
 #define PLACE(pad) __asm__ volatile(".p2align 6\n\t.fill " #pad ", 1, 0x90" ::: "memory")
 #define BARRIER __asm__ volatile("" ::: "memory")
-#define LOOPS(p)                                                                                           \
-    L void g_##p(void *d, const void *s, size_t n, long it)                                                \
+#define LOOP(name, p, CALL)                                                                                \
+    L void name##_##p(void *d, const void *s, size_t n, long it)                                           \
     {                                                                                                      \
         PLACE(p);                                                                                          \
         for (long i = 0; i < it; i++) {                                                                    \
-            memcpy(d, s, n);                                                                               \
-            BARRIER;                                                                                       \
-        }                                                                                                  \
-    }                                                                                                      \
-    L void h_##p(void *d, const void *s, size_t n, long it)                                                \
-    {                                                                                                      \
-        PLACE(p);                                                                                          \
-        for (long i = 0; i < it; i++) {                                                                    \
-            memcpy(d, s, n);                                                                               \
-            BARRIER;                                                                                       \
-        }                                                                                                  \
-    }                                                                                                      \
-    L void c_##p(void *d, const void *s, size_t n, long it)                                                \
-    {                                                                                                      \
-        PLACE(p);                                                                                          \
-        for (long i = 0; i < it; i++) {                                                                    \
-            var_c(d, s, n, n, 0);                                                                          \
-            BARRIER;                                                                                       \
-        }                                                                                                  \
-    }                                                                                                      \
-    L void a_##p(void *d, const void *s, size_t n, long it)                                                \
-    {                                                                                                      \
-        PLACE(p);                                                                                          \
-        for (long i = 0; i < it; i++) {                                                                    \
-            var_a(d, s, n, n, 0);                                                                          \
-            BARRIER;                                                                                       \
-        }                                                                                                  \
-    }                                                                                                      \
-    L void b_##p(void *d, const void *s, size_t n, long it)                                                \
-    {                                                                                                      \
-        PLACE(p);                                                                                          \
-        for (long i = 0; i < it; i++) {                                                                    \
-            var_b(d, s, n, n, 0);                                                                          \
+            CALL;                                                                                          \
             BARRIER;                                                                                       \
         }                                                                                                  \
     }
+#define LOOPS(p)                                                                                           \
+    LOOP(g, p, memcpy(d, s, n))                                                                            \
+    LOOP(h, p, memcpy(d, s, n))                                                                            \
+    LOOP(c, p, var_c(d, s, n, n, 0))                                                                       \
+    LOOP(a, p, var_a(d, s, n, n, 0))                                                                       \
+    LOOP(b, p, var_b(d, s, n, n, 0))
 LOOPS(0) LOOPS(8) LOOPS(16) LOOPS(24) LOOPS(32) LOOPS(40) LOOPS(48) LOOPS(56)
 
 typedef void (*loop_fn)(void *, const void *, size_t, long);
