@@ -240,9 +240,9 @@ static locus_status_t create_shared(struct locus_heap *h, const locus_heap_attr_
 /* LOCUS_HEAP_POPULATE. Eager faults every page in (parallel, pinned):
  * allocated, zeroed and mapped. Reserve fallocates a shared heap's tmpfs
  * file instead: every page allocated and charged now (a shortage fails
- * create, not a later touch), zeroed by the first touch, in cache right
- * before the program's own write, so memory a program fills itself is
- * written once, not twice (docs/ARCHITECTURE.md, heap). It needs a tmpfs
+ * create, not a later touch), zeroed by the first touch right before the
+ * program's own write, so init does not pay for zeroes a program overwrites
+ * anyway, nor for memory it never uses (docs/ARCHITECTURE.md, heap). It needs a tmpfs
  * file: a private heap has none, and hugetlbfs clears every page inside
  * fallocate, on one thread. auto takes reserve where the kernel puts a
  * fallocated page where the fault-in would have: not local/bind over

@@ -396,8 +396,8 @@ locus_status_t heap_share_fallocate(struct locus_heap *h)
         return lc_err_errno(LOCUS_ERR_SYSTEM, errno, "shared heap: reopening %s", h->share_path);
     /* mode 0 on tmpfs (shmem_fallocate): folios allocated under the file's
      * shared policy (mbind on our mapping set it) and charged, but not
-     * cleared: the first fault clears each one, in cache, just before the
-     * program writes it. Interrupted: the kernel undid it, so again. */
+     * cleared: the first fault clears each one, just before the program's
+     * first write to it. Interrupted: the kernel undid it, so again. */
     int r, e = 0;
     while ((r = fallocate(fd, 0, 0, (off_t)h->size)) != 0 && (e = errno) == EINTR)
         ;
