@@ -57,9 +57,9 @@ typedef enum locus_heap_fault_order {
 
 /* How a heap's memory is made ready at create (LOCUS_HEAP_POPULATE). */
 typedef enum locus_heap_populate {
-    LOCUS_POPULATE_AUTO    = 0, /* reserve for a shared heap on tmpfs whose placement the policy alone
-                                   decides (not local/bind over several nodes, not thp on /dev/shm),
-                                   else eager */
+    LOCUS_POPULATE_AUTO    = 0, /* reserve for a shared heap on the private huge tmpfs whose placement
+                                   the policy alone decides (not local/bind over several nodes), else
+                                   eager (4 KiB pages, thp on /dev/shm, private, hugetlbfs) */
     LOCUS_POPULATE_EAGER   = 1, /* parallel pinned fault-in: every page allocated, zeroed and mapped */
     LOCUS_POPULATE_RESERVE = 2, /* shared heap on tmpfs: fallocate allocates (and charges) every page
                                    by the mapping's policy, the first touch zeroes and maps it; the

@@ -217,6 +217,10 @@ static locus_status_t resolve_kind_shared(struct locus_heap *h, const locus_heap
     return lc_err(LOCUS_ERR_INVALID, "pages %d: expected 4k, thp, huge2m, huge1g or auto", (int)want);
 }
 
+/* Why auto does not reserve a shared heap of 4 KiB pages. */
+#define AUTO_4K_EAGER "4 KiB pages: fallocate allocates them one by one on one thread and every first touch " \
+                      "is a fault of its own; the parallel fault-in makes the heap usable sooner"
+
 /* The object behind a shared heap: in dir, or (dir "") on a private huge
  * tmpfs; when that cannot be had and the kind was auto's choice, 4 KiB
  * pages in /dev/shm, saying why. */
@@ -234,6 +238,10 @@ static locus_status_t create_shared(struct locus_heap *h, const locus_heap_attr_
         return st;
     lc_note(&h->notes, "auto (shared): 4k on /dev/shm after all: %s", locus_last_error());
     *k = (kind_t){LOCUS_PAGES_4K, 4096};
+    if (a->populate == LOCUS_POPULATE_AUTO && h->populate == LOCUS_POPULATE_RESERVE) {
+        lc_note(&h->notes, "auto: populate eager after all (%s)", AUTO_4K_EAGER);
+        h->populate = LOCUS_POPULATE_EAGER;
+    }
     return heap_share_create(h, "/dev/shm", a->share_name);
 }
 
@@ -247,10 +255,11 @@ static locus_status_t create_shared(struct locus_heap *h, const locus_heap_attr_
  * fallocate, on one thread. auto takes reserve where the kernel puts a
  * fallocated page where the fault-in would have: not local/bind over
  * several nodes (there each block goes to its faulting thread's node, one
- * fallocating thread would put it all on its own), and not thp on /dev/shm
- * (huge pages there may follow MADV_HUGEPAGE, which fallocate does not
- * see; our private tmpfs is huge=always). dir "": the private huge tmpfs.
- * A firsttouch heap is not faulted in: a shared one is fallocated. */
+ * fallocating thread would put it all on its own); and only on our private
+ * huge tmpfs (dir ""; huge=always: fallocate gets 2 MiB folios): thp on
+ * /dev/shm may follow MADV_HUGEPAGE, which fallocate does not see, and 4
+ * KiB pages are slower reserved than faulted in (research/LOG.md, heap
+ * reserve). A firsttouch heap is not faulted in: a shared one is fallocated. */
 static locus_heap_populate_t resolve_populate(struct locus_heap *h, const locus_heap_attr_t *a, kind_t k,
                                               const char *dir, int n)
 {
@@ -271,12 +280,13 @@ static locus_heap_populate_t resolve_populate(struct locus_heap *h, const locus_
                 "thread that faults it)", locus_heap_policy_name(a->policy), n);
         return LOCUS_POPULATE_EAGER;
     }
-    if (k.kind == LOCUS_PAGES_THP && *dir) {
-        lc_note(&h->notes, "auto: populate eager (thp on %s: huge pages may follow MADV_HUGEPAGE, which "
-                "fallocate does not see)", dir);
+    if (*dir) {
+        lc_note(&h->notes, "auto: populate eager (%s on %s: %s)", locus_heap_pages_name(k.kind), dir,
+                k.kind == LOCUS_PAGES_THP ? "huge pages there may follow MADV_HUGEPAGE, which fallocate does not see"
+                                          : AUTO_4K_EAGER);
         return LOCUS_POPULATE_EAGER;
     }
-    lc_note(&h->notes, "auto: populate reserve (shared heap on tmpfs, placed by its %s policy)",
+    lc_note(&h->notes, "auto: populate reserve (shared heap on a huge tmpfs, placed by its %s policy)",
             locus_heap_policy_name(a->policy));
     return LOCUS_POPULATE_RESERVE;
 }

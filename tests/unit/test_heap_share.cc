@@ -182,6 +182,7 @@ TEST_F(HeapShare, AutoPagesFollowShmemEnabled)
     if (never) {
         EXPECT_EQ(s.pages, LOCUS_PAGES_4K);
         EXPECT_TRUE(has(s.notes, "shmem_enabled")) << s.notes;
+        EXPECT_EQ(s.populate, LOCUS_POPULATE_EAGER) << "auto faults 4 KiB shared pages in: " << s.notes;
     } else {
         EXPECT_EQ(s.pages, LOCUS_PAGES_THP);
     }
