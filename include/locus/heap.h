@@ -158,7 +158,7 @@ LOCUS_API uint64_t locus_heap_size(const locus_heap_t *heap);
 /* The stats of the last create/verify; strings stay valid until the next
  * verify or destroy. */
 LOCUS_API locus_status_t locus_heap_stats(const locus_heap_t *heap, locus_heap_stats_t *out);
-/* Re-run placement and residency checks (e.g. after a firsttouch heap was touched). */
+/* Re-run placement and residency checks (e.g. after a firsttouch or reserved heap was touched). */
 LOCUS_API locus_status_t locus_heap_verify(locus_heap_t *heap, locus_heap_verify_t mode);
 
 /* ---- Sharing: the heap other processes of the node map ----
