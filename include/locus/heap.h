@@ -55,6 +55,18 @@ typedef enum locus_heap_fault_order {
     LOCUS_FAULT_FIRST = 2, /* plain MADV_POPULATE_WRITE from the first byte */
 } locus_heap_fault_order_t;
 
+/* How a heap's memory is made ready at create (LOCUS_HEAP_POPULATE). */
+typedef enum locus_heap_populate {
+    LOCUS_POPULATE_AUTO    = 0, /* reserve for a shared heap on the private huge tmpfs whose placement
+                                   the policy alone decides (not local/bind over several nodes), else
+                                   eager (4 KiB pages, thp on /dev/shm, private, hugetlbfs) */
+    LOCUS_POPULATE_EAGER   = 1, /* parallel pinned fault-in: every page allocated, zeroed and mapped */
+    LOCUS_POPULATE_RESERVE = 2, /* shared heap on tmpfs: fallocate allocates (and charges) every page
+                                   by the mapping's policy, the first touch zeroes and maps it; the
+                                   placement check is deferred to locus_heap_verify. Private and
+                                   hugetlbfs heaps are faulted in eagerly (said in the notes) */
+} locus_heap_populate_t;
+
 /* Called from the creating thread about every 100 ms during fault-in. */
 typedef void (*locus_heap_progress_fn)(void *arg, uint64_t done_bytes, uint64_t total_bytes);
 
@@ -85,6 +97,7 @@ typedef struct locus_heap_attr {
      * huge=always by a helper process in private namespaces; its path is then
      * /proc/<pid>/fd/<n> until locus_heap_unlink (LOCUS_HEAP_PRIVATE_TMPFS, default true). */
     bool private_tmpfs;
+    locus_heap_populate_t populate; /* LOCUS_HEAP_POPULATE, default auto */
 } locus_heap_attr_t;
 
 typedef struct locus_heap_stats {
@@ -116,9 +129,12 @@ typedef struct locus_heap_stats {
     uint64_t resident_bytes;           /* Rss + hugetlb */
     uint64_t huge_bytes;               /* AnonHugePages (thp) or hugetlb bytes */
 
-    double reserve_s, fault_s, verify_s;
-    double gbps;                       /* size / (reserve_s + fault_s), 1e9 B/s */
+    double reserve_s, fault_s, verify_s; /* fault_s: the fault-in, or fallocate (reserve) */
+    double gbps;                       /* size / (reserve_s + fault_s), 1e9 B/s; 0 unless eager */
     const char *notes;                 /* fallbacks and findings, one per line; "" if none */
+    locus_heap_populate_t populate;    /* eager or reserve: what create did (auto resolved). Reserve:
+                                          nothing is mapped yet, so residency is ~0 and the placement
+                                          check was deferred (units_checked 0) until locus_heap_verify */
 } locus_heap_stats_t;
 
 /* Defaults: 1 GiB, 1 proc, interleave over all nodes, auto pages, one thread
@@ -142,7 +158,7 @@ LOCUS_API uint64_t locus_heap_size(const locus_heap_t *heap);
 /* The stats of the last create/verify; strings stay valid until the next
  * verify or destroy. */
 LOCUS_API locus_status_t locus_heap_stats(const locus_heap_t *heap, locus_heap_stats_t *out);
-/* Re-run placement and residency checks (e.g. after a firsttouch heap was touched). */
+/* Re-run placement and residency checks (e.g. after a firsttouch or reserved heap was touched). */
 LOCUS_API locus_status_t locus_heap_verify(locus_heap_t *heap, locus_heap_verify_t mode);
 
 /* ---- Sharing: the heap other processes of the node map ----
@@ -153,11 +169,11 @@ LOCUS_API locus_status_t locus_heap_verify(locus_heap_t *heap, locus_heap_verify
  * hugetlbfs mount of the page size for huge2m/huge1g (auto takes one when
  * such a mount is writable and its pool has the pages). The free space of
  * the file system is checked at create, so a small /dev/shm (containers)
- * fails there with a message instead of a SIGBUS later; the parallel
- * fault-in then allocates every page (a firsttouch heap is allocated by
- * posix_fallocate). The name exists from create until locus_heap_unlink (or
- * destroy): a launcher should unlink it as soon as every peer mapped it, so
- * that nothing can outlive the job. */
+ * fails there with a message instead of a SIGBUS later (eager: statvfs
+ * first, then the parallel fault-in; reserve and firsttouch: fallocate,
+ * which allocates every page or nothing). The name exists from create until
+ * locus_heap_unlink (or destroy): a launcher should unlink it as soon as
+ * every peer mapped it, so that nothing can outlive the job. */
 
 /* Absolute path of a shared heap's object ("/dev/shm/NAME" or
  * "<hugetlbfs mount>/NAME"), kept after unlink; "" for a private heap. */
@@ -176,6 +192,7 @@ LOCUS_API void locus_heap_detach(void *base, uint64_t size);
 LOCUS_API const char *locus_heap_policy_name(locus_heap_policy_t p);
 LOCUS_API const char *locus_heap_pages_name(locus_heap_pages_t p);
 LOCUS_API const char *locus_heap_verify_name(locus_heap_verify_t v);
+LOCUS_API const char *locus_heap_populate_name(locus_heap_populate_t p);
 
 #ifdef __cplusplus
 }

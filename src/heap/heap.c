@@ -217,6 +217,10 @@ static locus_status_t resolve_kind_shared(struct locus_heap *h, const locus_heap
     return lc_err(LOCUS_ERR_INVALID, "pages %d: expected 4k, thp, huge2m, huge1g or auto", (int)want);
 }
 
+/* Why auto does not reserve a shared heap of 4 KiB pages. */
+#define AUTO_4K_EAGER "4 KiB pages: fallocate allocates them one by one on one thread and every first touch " \
+                      "is a fault of its own; the parallel fault-in makes the heap usable sooner"
+
 /* The object behind a shared heap: in dir, or (dir "") on a private huge
  * tmpfs; when that cannot be had and the kind was auto's choice, 4 KiB
  * pages in /dev/shm, saying why. */
@@ -234,7 +238,72 @@ static locus_status_t create_shared(struct locus_heap *h, const locus_heap_attr_
         return st;
     lc_note(&h->notes, "auto (shared): 4k on /dev/shm after all: %s", locus_last_error());
     *k = (kind_t){LOCUS_PAGES_4K, 4096};
+    if (a->populate == LOCUS_POPULATE_AUTO && h->populate == LOCUS_POPULATE_RESERVE) {
+        lc_note(&h->notes, "auto: populate eager after all (%s)", AUTO_4K_EAGER);
+        h->populate = LOCUS_POPULATE_EAGER;
+    }
     return heap_share_create(h, "/dev/shm", a->share_name);
+}
+
+/* LOCUS_HEAP_POPULATE. Eager faults every page in (parallel, pinned):
+ * allocated, zeroed and mapped. Reserve fallocates a shared heap's tmpfs
+ * file instead: every page allocated and charged now (a shortage fails
+ * create, not a later touch), zeroed by the first touch right before the
+ * program's own write, so init does not pay for zeroes a program overwrites
+ * anyway, nor for memory it never uses (docs/ARCHITECTURE.md, heap). It needs a tmpfs
+ * file: a private heap has none, and hugetlbfs clears every page inside
+ * fallocate, on one thread. auto takes reserve where the kernel puts a
+ * fallocated page where the fault-in would have: not local/bind over
+ * several nodes (there each block goes to its faulting thread's node, one
+ * fallocating thread would put it all on its own); and only on our private
+ * huge tmpfs (dir ""; huge=always: fallocate gets 2 MiB folios): thp on
+ * /dev/shm may follow MADV_HUGEPAGE, which fallocate does not see, and 4
+ * KiB pages are slower reserved than faulted in (research/LOG.md, heap
+ * reserve). A firsttouch heap is not faulted in: a shared one is fallocated. */
+static locus_heap_populate_t resolve_populate(struct locus_heap *h, const locus_heap_attr_t *a, kind_t k,
+                                              const char *dir, int n)
+{
+    if (a->policy == LOCUS_HEAP_FIRSTTOUCH)
+        return h->shared ? LOCUS_POPULATE_RESERVE : LOCUS_POPULATE_AUTO;
+    const char *why = !h->shared ? "a private heap has no file to fallocate"
+                      : h->hugetlb ? "hugetlbfs clears every page inside fallocate, on one thread"
+                                   : NULL;
+    if (why) {
+        if (a->populate == LOCUS_POPULATE_RESERVE)
+            lc_note(&h->notes, "populate reserve: eager fault-in instead (%s)", why);
+        return LOCUS_POPULATE_EAGER;
+    }
+    if (a->populate != LOCUS_POPULATE_AUTO)
+        return a->populate;
+    if ((a->policy == LOCUS_HEAP_LOCAL || a->policy == LOCUS_HEAP_BIND) && n > 1) {
+        lc_note(&h->notes, "auto: populate eager (policy %s over %d nodes: each block goes to the node of the "
+                "thread that faults it)", locus_heap_policy_name(a->policy), n);
+        return LOCUS_POPULATE_EAGER;
+    }
+    if (*dir) {
+        lc_note(&h->notes, "auto: populate eager (%s on %s: %s)", locus_heap_pages_name(k.kind), dir,
+                k.kind == LOCUS_PAGES_THP ? "huge pages there may follow MADV_HUGEPAGE, which fallocate does not see"
+                                          : AUTO_4K_EAGER);
+        return LOCUS_POPULATE_EAGER;
+    }
+    lc_note(&h->notes, "auto: populate reserve (shared heap on a huge tmpfs, placed by its %s policy)",
+            locus_heap_policy_name(a->policy));
+    return LOCUS_POPULATE_RESERVE;
+}
+
+/* Reserve and firsttouch: the pages are allocated, nothing is faulted. */
+static locus_status_t allocate(struct locus_heap *h, const locus_heap_attr_t *a)
+{
+    locus_status_t st = heap_share_fallocate(h);
+    if (st)
+        return st;
+    if (a->policy == LOCUS_HEAP_FIRSTTOUCH)
+        lc_note(&h->notes, "firsttouch on a shared heap: pages allocated at create by fallocate "
+                "(placed by the creating thread's policy)");
+    else
+        lc_note(&h->notes, "populate reserve: pages allocated at create by fallocate under the %s policy, "
+                "zeroed and mapped at their first touch", locus_heap_policy_name(a->policy));
+    return LOCUS_OK;
 }
 
 /* Per-process size in bytes, before rounding to the page. */
@@ -270,6 +339,8 @@ static locus_status_t check_attr(const locus_heap_attr_t *a)
                          (int)a->pages);
     if ((unsigned)a->verify > LOCUS_VERIFY_NONE)
         return lc_err(LOCUS_ERR_INVALID, "verify %d: expected all, sample or none", (int)a->verify);
+    if ((unsigned)a->populate > LOCUS_POPULATE_RESERVE)
+        return lc_err(LOCUS_ERR_INVALID, "populate %d: expected auto, eager or reserve", (int)a->populate);
     if (a->procs < 1)
         return lc_err(LOCUS_ERR_INVALID, "procs %d: expected >= 1 co-located processes", a->procs);
     if (a->threads < 0 || a->threads > 4096)
@@ -544,6 +615,7 @@ static locus_status_t create(struct locus_heap *h, const locus_heap_attr_t *a, c
     h->size = round_up(size, k.page);
     h->hugetlb = k.kind == LOCUS_PAGES_HUGE2M || k.kind == LOCUS_PAGES_HUGE1G;
     h->shared = a->share_name != NULL;
+    h->populate = resolve_populate(h, a, k, dir, n);
     if (h->shared && (st = create_shared(h, a, &k, dir)))
         return st;
     locus_heap_stats_t *s = &h->stats;
@@ -567,7 +639,8 @@ static locus_status_t create(struct locus_heap *h, const locus_heap_attr_t *a, c
         return st;
     double t1 = lc_now_s();
     s->reserve_s = t1 - t0;
-    if (a->policy != LOCUS_HEAP_FIRSTTOUCH) {
+    s->populate = h->populate;
+    if (h->populate == LOCUS_POPULATE_EAGER) {
         if ((st = fault(h, a, topo, idx, n, k))) {
             if (!h->shared || st != LOCUS_ERR_NO_MEMORY)
                 return st;
@@ -579,13 +652,20 @@ static locus_status_t create(struct locus_heap *h, const locus_heap_attr_t *a, c
         s->gbps = (double)h->size / (s->reserve_s + s->fault_s) / 1e9;
     } else if (h->shared) {
         /* tmpfs allocates at first touch and SIGBUSes when full: allocate now */
-        if ((st = heap_share_fallocate(h)))
+        if ((st = allocate(h, a)))
             return st;
-        lc_note(&h->notes, "firsttouch on a shared heap: pages allocated at create by posix_fallocate "
-                "(placed by the creating thread's policy)");
+        s->fault_s = lc_now_s() - t1;
     }
     h->notes_base = h->notes.len;
-    return heap_verify_now(h, a->verify);
+    if (h->populate != LOCUS_POPULATE_RESERVE || a->policy == LOCUS_HEAP_FIRSTTOUCH ||
+        a->verify == LOCUS_VERIFY_NONE)
+        return heap_verify_now(h, a->verify);
+    /* move_pages sees mapped pages only: residency now, placement later */
+    if ((st = heap_verify_now(h, LOCUS_VERIFY_NONE)))
+        return st;
+    lc_note(&h->notes, "verify %s deferred: no page is mapped before its first touch (locus_heap_verify "
+            "after the heap was written checks the placement)", locus_heap_verify_name(a->verify));
+    return LOCUS_OK;
 }
 
 locus_status_t locus_heap_create(const locus_heap_attr_t *attr, const locus_topo_t *topo,

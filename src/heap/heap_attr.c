@@ -29,6 +29,7 @@ static const lc_tun_bind_t heap_binds[] = {
     LC_BIND(HEAP_SAMPLES, locus_heap_attr_t, samples),
     LC_BIND(HEAP_FAULT_ORDER, locus_heap_attr_t, fault_order),
     LC_BIND(HEAP_PRIVATE_TMPFS, locus_heap_attr_t, private_tmpfs),
+    LC_BIND(HEAP_POPULATE, locus_heap_attr_t, populate),
 };
 
 void locus_heap_attr_init(locus_heap_attr_t *a)
@@ -55,6 +56,12 @@ const char *locus_heap_verify_name(locus_heap_verify_t v)
 {
     static const char *n[] = {"all", "sample", "none"};
     return (unsigned)v < 3 ? n[v] : "?";
+}
+
+const char *locus_heap_populate_name(locus_heap_populate_t p)
+{
+    static const char *n[] = {"auto", "eager", "reserve"};
+    return (unsigned)p < 3 ? n[p] : "?";
 }
 
 /* "0,2-3" -> nodes; false on any syntax error, duplicate or > 1023. */

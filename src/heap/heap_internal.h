@@ -26,6 +26,7 @@ struct locus_heap {
     bool shared, linked;  /* linked: the name still exists (unlink pending) */
     bool private_fs;      /* on a private huge tmpfs: share_path is /proc/<pid>/fd/<share_fd> */
     int share_fd;         /* open between create and mapping (private_fs: until unlink), else -1 */
+    locus_heap_populate_t populate; /* eager, reserve (fallocate), auto = neither (private firsttouch) */
 };
 
 /* ---- heap_share.c: the named object behind a shared heap ---- */
@@ -36,7 +37,8 @@ bool heap_share_thp_ok(char *mode, size_t len);
  * if none (dir untouched). */
 bool heap_share_hugetlbfs(uint64_t page_size, char *dir, size_t len);
 /* Create the object (O_EXCL, 0600) in dir, size it, check the file system
- * has the room; h->share_path, h->share_fd, h->linked set. */
+ * has the room (eager only: fallocate is the exact check); h->share_path,
+ * h->share_fd, h->linked set. */
 locus_status_t heap_share_create(struct locus_heap *h, const char *dir, const char *name);
 /* Create the object on a tmpfs of our own mounted huge=always (shared THP
  * without a pool or a sysfs change; see heap_share.c); h->share_path is
@@ -46,7 +48,9 @@ locus_status_t heap_share_create_private(struct locus_heap *h);
 bool heap_share_private_ok(char *why, size_t len);
 /* mmap the object MAP_SHARED|MAP_FIXED at h->base (reserved); closes the fd. */
 locus_status_t heap_share_map(struct locus_heap *h);
-/* posix_fallocate the whole object (firsttouch heaps: nothing faulted it). */
+/* fallocate the whole object (reserve and firsttouch: nothing faults it in
+ * at create): every page allocated by the mapping's policy, none zeroed or
+ * mapped yet; a shortage fails here (LOCUS_ERR_NO_MEMORY), not as a SIGBUS. */
 locus_status_t heap_share_fallocate(struct locus_heap *h);
 /* Close the fd and unlink the name if still there (destroy, failed create). */
 void heap_share_release(struct locus_heap *h);

@@ -294,22 +294,38 @@ locus_status_t heap_share_check_name(const char *name)
     return LOCUS_OK;
 }
 
-/* tmpfs limits its size (size= option; 64 MiB in a default Docker
- * container): say so now rather than SIGBUS or EFAULT in the fault-in. */
-static locus_status_t check_room(const struct locus_heap *h, const char *dir)
+/* how: "" (statvfs before the fault-in) or what failed. */
+static locus_status_t room_error(const struct locus_heap *h, const char *how, const char *dir, uint64_t avail)
 {
-    struct statvfs v;
-    if (statvfs(dir, &v) != 0 || v.f_blocks == 0) /* 0 blocks: no limit */
-        return LOCUS_OK;
-    uint64_t avail = (uint64_t)v.f_bavail * v.f_frsize;
-    if (avail >= h->size)
-        return LOCUS_OK;
     char b1[32], b2[32];
     locus_format_size(h->size, b1, sizeof b1);
     locus_format_size(avail, b2, sizeof b2);
     return lc_err(LOCUS_ERR_NO_MEMORY,
-                  "shared heap of %s: %s has only %s free; enlarge it (mount -o remount,size=... %s, "
-                  "docker --shm-size) or ask for a smaller heap", b1, dir, b2, dir);
+                  "shared heap of %s: %s%s has only %s free; enlarge it (mount -o remount,size=... %s, "
+                  "docker --shm-size) or ask for a smaller heap", b1, how, dir, b2, dir);
+}
+
+/* Free bytes of dir's file system; false if it has no limit (0 blocks). */
+static bool room(const char *dir, uint64_t *avail)
+{
+    struct statvfs v;
+    if (statvfs(dir, &v) != 0 || v.f_blocks == 0)
+        return false;
+    *avail = (uint64_t)v.f_bavail * v.f_frsize;
+    return true;
+}
+
+/* tmpfs limits its size (size= option; 64 MiB in a default Docker
+ * container): say so now rather than SIGBUS or EFAULT in the fault-in.
+ * A heap that fallocates (reserve) skips this: fallocate is the exact,
+ * atomic check, where statvfs now and a fault-in later race with whoever
+ * else uses the file system. */
+static locus_status_t check_room(const struct locus_heap *h, const char *dir)
+{
+    uint64_t avail;
+    if (h->populate == LOCUS_POPULATE_RESERVE || !room(dir, &avail) || avail >= h->size)
+        return LOCUS_OK;
+    return room_error(h, "", dir, avail);
 }
 
 locus_status_t heap_share_create(struct locus_heap *h, const char *dir, const char *name)
@@ -352,17 +368,41 @@ locus_status_t heap_share_map(struct locus_heap *h)
     return LOCUS_OK;
 }
 
+/* What a failed fallocate means: a full file system (ENOSPC on /dev/shm:
+ * the kernel undid the partial allocation, so statvfs tells the room), else
+ * not enough memory (the node's, or a memory cgroup's: ENOMEM; our private
+ * tmpfs is sized to the heap, so ENOSPC there is memory too). */
+static locus_status_t fallocate_error(const struct locus_heap *h, int e)
+{
+    char dir[sizeof h->share_path], b[32];
+    snprintf(dir, sizeof dir, "%s", h->share_path);
+    char *slash = strrchr(dir, '/');
+    if (slash && slash != dir)
+        *slash = '\0';
+    uint64_t avail;
+    if (e == ENOSPC && !h->private_fs && room(dir, &avail) && avail < h->size)
+        return room_error(h, "allocating it (fallocate): ", dir, avail);
+    locus_format_size(h->size, b, sizeof b);
+    return lc_err_errno(LOCUS_ERR_NO_MEMORY, e,
+                        "shared heap of %s: allocating it at create (fallocate of %s) failed: not that much "
+                        "memory free on this node or under the job's memory limit; ask for a smaller heap", b,
+                        h->share_path);
+}
+
 locus_status_t heap_share_fallocate(struct locus_heap *h)
 {
     int fd = h->private_fs ? dup(h->share_fd) : open(h->share_path, O_RDWR | O_CLOEXEC);
     if (fd < 0)
         return lc_err_errno(LOCUS_ERR_SYSTEM, errno, "shared heap: reopening %s", h->share_path);
-    int e = posix_fallocate(fd, 0, (off_t)h->size);
+    /* mode 0 on tmpfs (shmem_fallocate): folios allocated under the file's
+     * shared policy (mbind on our mapping set it) and charged, but not
+     * cleared: the first fault clears each one, just before the program's
+     * first write to it. Interrupted: the kernel undid it, so again. */
+    int r, e = 0;
+    while ((r = fallocate(fd, 0, 0, (off_t)h->size)) != 0 && (e = errno) == EINTR)
+        ;
     close(fd);
-    if (e)
-        return lc_err_errno(LOCUS_ERR_NO_MEMORY, e, "shared heap: posix_fallocate of %s (%llu bytes)",
-                            h->share_path, (unsigned long long)h->size);
-    return LOCUS_OK;
+    return r ? fallocate_error(h, e) : LOCUS_OK;
 }
 
 void heap_share_release(struct locus_heap *h)

@@ -68,6 +68,11 @@ static locus_status_t create_heap(locus_rma_t *r, bool shared)
     char name[128];
     snprintf(name, sizeof name, "locus-%u-%s-h%d", (unsigned)getuid(), locus_boot_job(r->boot), r->rank);
     ha.share_name = shared ? name : NULL;
+    /* a heap the NIC registers is pinned page by page by ibv_reg_mr, which
+     * would fault a reserved heap in on one thread: fault it in in parallel
+     * now (LOCUS_HEAP_POPULATE=reserve gives nothing there) */
+    if (r->num_nodes > 1 || r->attr.nic_only)
+        ha.populate = LOCUS_POPULATE_EAGER;
     locus_status_t st = locus_heap_create(&ha, NULL, &r->heap);
     if (st)
         return st;
@@ -197,6 +202,10 @@ static void describe(locus_rma_t *r, int local_peers)
     lc_note(&r->notes, "heap: %s symmetric (+%u B control) per process, %s pages, %s%s", locus_format_size(r->user_size, b, sizeof b),
             RMA_CTRL, locus_heap_pages_name(hs.pages), *locus_heap_share_path(r->heap) ? "shared with the node's processes at " : "private",
             locus_heap_share_path(r->heap));
+    lc_note(&r->notes, "heap populate: %s", hs.populate == LOCUS_POPULATE_RESERVE
+            ? "reserve (allocated at init by fallocate, each page zeroed at its first touch)"
+            : r->num_nodes > 1 || r->attr.nic_only ? "eager (faulted in in parallel before the NIC registers it)"
+                                                   : "eager (faulted in in parallel at init)");
     if (local_peers)
         lc_note(&r->notes, "on-node: %d other process%s reached by copies into their mapped heaps%s", local_peers,
                 local_peers == 1 ? "" : "es",

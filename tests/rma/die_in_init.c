@@ -2,7 +2,7 @@
  * locus_rma_init, after its heap's named object exists and before the names
  * are unlinked (that happens once every local process mapped them): the
  * process cannot clean up, so `locus run` must. The heap is large enough that
- * its fault-in outlasts the timer. */
+ * its (eager) fault-in outlasts the timer. */
 #include <locus/rma.h>
 
 #include <signal.h>
@@ -24,6 +24,7 @@ int main(void)
     locus_rma_attr_init(&a);
     locus_rma_attr_from_env(&a);
     a.heap_size = 2ull << 30;
+    a.heap.populate = LOCUS_POPULATE_EAGER; /* reserve has no fault-in to call die() from */
     if (r && atoi(r) == 0)
         a.heap.progress = die;
     locus_rma_t *rma;

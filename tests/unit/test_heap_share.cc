@@ -1,6 +1,7 @@
 // Shared heaps: a heap backed by a named object that other processes map
 // (locus_heap_attach), its name's lifetime (O_EXCL, unlink, nothing left in
-// /dev/shm), the page kind on shared memory, a small /dev/shm failing at create.
+// /dev/shm), the page kind on shared memory, a small /dev/shm failing at create,
+// reserve (fallocated at create, zeroed and mapped at the first touch).
 #include <gtest/gtest.h>
 
 #include <cerrno>
@@ -11,6 +12,7 @@
 #include <string>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <csignal>
 #include <grp.h>
@@ -59,7 +61,7 @@ class HeapShare : public ::testing::Test {
 protected:
     void SetUp() override
     {
-        for (const char *v : {"SIZE", "PROCS", "POLICY", "PAGES", "THREADS", "VERIFY", "CHUNK", "SAMPLES"})
+        for (const char *v : {"SIZE", "PROCS", "POLICY", "PAGES", "THREADS", "VERIFY", "CHUNK", "SAMPLES", "POPULATE"})
             unsetenv((std::string("LOCUS_HEAP_") + v).c_str());
         locus_heap_attr_init(&a);
         a.size = 16 * MiB;
@@ -77,6 +79,7 @@ protected:
 
 TEST_F(HeapShare, ObjectIsPrivateSizedPlacedAndGoneAfterDestroy)
 {
+    a.populate = LOCUS_POPULATE_EAGER; // the fault-in maps every page, so move_pages finds each one
     locus_heap_t *h;
     ASSERT_EQ(locus_heap_create(&a, nullptr, &h), LOCUS_OK) << locus_last_error();
     EXPECT_EQ(std::string(locus_heap_share_path(h)), path);
@@ -86,6 +89,7 @@ TEST_F(HeapShare, ObjectIsPrivateSizedPlacedAndGoneAfterDestroy)
     EXPECT_EQ((uint64_t)sb.st_size, 16 * MiB);
     locus_heap_stats_t s;
     ASSERT_EQ(locus_heap_stats(h, &s), LOCUS_OK);
+    EXPECT_EQ(s.populate, LOCUS_POPULATE_EAGER);
     EXPECT_EQ(s.resident_bytes, 16 * MiB) << "the parallel fault-in allocated every page";
     EXPECT_EQ(s.units_checked, s.units_total);
     uint64_t placed = 0;
@@ -178,6 +182,7 @@ TEST_F(HeapShare, AutoPagesFollowShmemEnabled)
     if (never) {
         EXPECT_EQ(s.pages, LOCUS_PAGES_4K);
         EXPECT_TRUE(has(s.notes, "shmem_enabled")) << s.notes;
+        EXPECT_EQ(s.populate, LOCUS_POPULATE_EAGER) << "auto faults 4 KiB shared pages in: " << s.notes;
     } else {
         EXPECT_EQ(s.pages, LOCUS_PAGES_THP);
     }
@@ -213,6 +218,7 @@ TEST_F(HeapShare, PrivateHugeTmpfsIsSharedHugeAndLeavesNothing)
     a.pages = LOCUS_PAGES_THP;
     a.size = 16 * MiB;
     a.private_tmpfs = true;
+    a.populate = LOCUS_POPULATE_EAGER; // huge pages mapped at create
     struct sigaction sa = {}, old;
     sa.sa_handler = on_sigchld;
     sigaction(SIGCHLD, &sa, &old);
@@ -260,6 +266,7 @@ TEST_F(HeapShare, PrivateHugeTmpfsWithoutRoot)
         a.pages = LOCUS_PAGES_THP;
         a.size = 8 * MiB;
         a.private_tmpfs = true;
+        a.populate = LOCUS_POPULATE_EAGER;
         locus_heap_t *h;
         locus_status_t st = locus_heap_create(&a, nullptr, &h);
         if (st == LOCUS_ERR_UNSUPPORTED && has(locus_last_error(), "user namespace")) {
@@ -291,43 +298,137 @@ TEST_F(HeapShare, FirstTouchSharedHeapIsAllocatedAtCreate)
     EXPECT_EQ((uint64_t)sb.st_blocks * 512, 16 * MiB) << "posix_fallocate reserved the object";
     locus_heap_stats_t s;
     ASSERT_EQ(locus_heap_stats(h, &s), LOCUS_OK);
-    EXPECT_TRUE(has(s.notes, "posix_fallocate")) << s.notes;
+    EXPECT_TRUE(has(s.notes, "allocated at create by fallocate")) << s.notes;
     locus_heap_destroy(h);
 }
 
-// A /dev/shm smaller than the heap (a container's 64 MiB default) fails at
-// create, naming the file system, and leaves nothing behind. Needs a private
-// mount namespace (root or user namespaces); skipped otherwise.
-TEST_F(HeapShare, SmallDevShmFailsAtCreate)
+// Runs create in a child with a private /dev/shm of 4 MiB (a container's is
+// 64 MiB): "status|message|leftover", leftover "clean" if no name and no
+// allocated block is left. Needs a private mount namespace (root or user
+// namespaces): false to skip.
+static bool create_on_small_dev_shm(const locus_heap_attr_t &a, const std::string &path, std::string &out)
 {
     int fds[2];
-    ASSERT_EQ(pipe(fds), 0);
+    if (pipe(fds) != 0)
+        return false;
     pid_t pid = fork();
     if (pid == 0) {
         close(fds[0]);
-        char msg[600] = "";
+        char msg[700] = "";
         int code = 77;
         if (unshare(CLONE_NEWNS) == 0 && mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) == 0 &&
             mount("tmpfs", "/dev/shm", "tmpfs", 0, "size=4M") == 0) {
             locus_heap_t *h = nullptr;
             locus_status_t st = locus_heap_create(&a, nullptr, &h);
-            snprintf(msg, sizeof msg, "%d|%s", (int)st, locus_last_error());
-            code = st == LOCUS_ERR_NO_MEMORY && !h && !exists(path) ? 0 : 1;
+            struct statvfs v;
+            bool clean = !h && !exists(path) && statvfs("/dev/shm", &v) == 0 && v.f_bfree == v.f_blocks;
+            snprintf(msg, sizeof msg, "%d|%s|%s", (int)st, locus_last_error(), clean ? "clean" : "left");
+            code = 0;
         }
         if (write(fds[1], msg, strlen(msg)) < 0)
             code = 2;
         _exit(code);
     }
     close(fds[1]);
-    char buf[600] = "";
+    char buf[700] = "";
     ssize_t n = read(fds[0], buf, sizeof buf - 1);
     buf[n > 0 ? n : 0] = 0;
     close(fds[0]);
     int ws;
-    ASSERT_EQ(waitpid(pid, &ws, 0), pid);
-    ASSERT_TRUE(WIFEXITED(ws));
-    if (WEXITSTATUS(ws) == 77)
+    if (waitpid(pid, &ws, 0) != pid || !WIFEXITED(ws) || WEXITSTATUS(ws) == 77)
+        return false;
+    out = buf;
+    return true;
+}
+
+// Reserve: the object is allocated at create (its blocks cover the heap) but
+// nothing is mapped or zeroed yet (no resident byte; the placement check is
+// deferred, not faked); it reads back zero, another process sees our writes,
+// and once touched the placement check finds every page.
+TEST_F(HeapShare, ReserveAllocatesAtCreateAndMapsAtFirstTouch)
+{
+    a.populate = LOCUS_POPULATE_RESERVE;
+    locus_heap_t *h;
+    ASSERT_EQ(locus_heap_create(&a, nullptr, &h), LOCUS_OK) << locus_last_error();
+    struct stat sb;
+    ASSERT_EQ(stat(path.c_str(), &sb), 0);
+    EXPECT_EQ((uint64_t)sb.st_blocks * 512, 16 * MiB) << "fallocate allocated the whole object";
+    locus_heap_stats_t s;
+    ASSERT_EQ(locus_heap_stats(h, &s), LOCUS_OK);
+    EXPECT_EQ(s.populate, LOCUS_POPULATE_RESERVE);
+    EXPECT_EQ(s.resident_bytes, 0u) << "nothing faulted in (smaps Rss of the heap)";
+    EXPECT_EQ(s.units_checked, 0u);
+    EXPECT_TRUE(has(s.notes, "verify all deferred")) << s.notes;
+    const uint64_t *w = static_cast<const uint64_t *>(locus_heap_base(h));
+    uint64_t nonzero = 0;
+    for (uint64_t i = 0; i < 16 * MiB / 8; i++)
+        nonzero += w[i] != 0;
+    EXPECT_EQ(nonzero, 0u) << "a fallocated page reads back zero";
+    EXPECT_TRUE(another_process_writes(path, locus_heap_base(h), 7));
+    ASSERT_EQ(locus_heap_verify(h, LOCUS_VERIFY_ALL), LOCUS_OK) << locus_last_error();
+    ASSERT_EQ(locus_heap_stats(h, &s), LOCUS_OK);
+    uint64_t placed = 0;
+    for (int i = 0; i < s.num_nodes; i++)
+        placed += s.node_units[i];
+    EXPECT_EQ(placed, s.units_total) << "touched, every page is on a node";
+    EXPECT_FALSE(has(s.notes, "deferred")) << s.notes;
+    locus_heap_destroy(h);
+}
+
+// The OpenSHMEM heap's kind (private huge tmpfs, interleave, populate auto):
+// reserved at create, and the pages its first touch maps are huge pages
+// (fallocate allocated huge folios on the huge=always mount).
+TEST_F(HeapShare, PrivateHugeTmpfsIsReservedByDefaultAndHugeAtFirstTouch)
+{
+    if (!shmem_thp_refused())
+        GTEST_SKIP() << "shmem_enabled allows shared THP here: the system's tmpfs is used, not a private one";
+    a.pages = LOCUS_PAGES_THP;
+    a.private_tmpfs = true;
+    locus_heap_t *h;
+    locus_status_t st = locus_heap_create(&a, nullptr, &h);
+    if (st == LOCUS_ERR_UNSUPPORTED && has(locus_last_error(), "namespace"))
+        GTEST_SKIP() << "no namespaces for the helper here: " << locus_last_error();
+    ASSERT_EQ(st, LOCUS_OK) << locus_last_error();
+    struct stat sb;
+    ASSERT_EQ(stat(locus_heap_share_path(h), &sb), 0);
+    EXPECT_EQ((uint64_t)sb.st_blocks * 512, 16 * MiB) << "fallocate allocated the whole object";
+    locus_heap_stats_t s;
+    ASSERT_EQ(locus_heap_stats(h, &s), LOCUS_OK);
+    EXPECT_EQ(s.populate, LOCUS_POPULATE_RESERVE) << s.notes;
+    EXPECT_TRUE(has(s.notes, "auto: populate reserve")) << s.notes;
+    EXPECT_EQ(s.resident_bytes, 0u);
+    memset(locus_heap_base(h), 3, 16 * MiB);
+    ASSERT_EQ(locus_heap_verify(h, LOCUS_VERIFY_NONE), LOCUS_OK);
+    ASSERT_EQ(locus_heap_stats(h, &s), LOCUS_OK);
+    EXPECT_EQ(s.resident_bytes, 16 * MiB);
+    EXPECT_EQ(s.huge_bytes, 16 * MiB) << s.notes;
+    locus_heap_destroy(h);
+}
+
+// Reserve short of room: fallocate fails at create with a clear status and
+// message (not a SIGBUS at the first touch), and nothing is left: no name,
+// no allocated block.
+TEST_F(HeapShare, ReserveShortOfRoomFailsAtCreateLeavingNothing)
+{
+    a.populate = LOCUS_POPULATE_RESERVE;
+    std::string out;
+    if (!create_on_small_dev_shm(a, path, out))
         GTEST_SKIP() << "no private mount namespace here";
-    EXPECT_EQ(WEXITSTATUS(ws), 0) << buf;
-    EXPECT_TRUE(has(buf, "/dev/shm has only")) << buf;
+    EXPECT_EQ(out.substr(0, out.find('|')), std::to_string(LOCUS_ERR_NO_MEMORY)) << out;
+    EXPECT_TRUE(has(out.c_str(), "allocating it (fallocate): /dev/shm has only")) << out;
+    EXPECT_TRUE(has(out.c_str(), "|clean")) << out;
+}
+
+// A /dev/shm smaller than the heap (a container's 64 MiB default) fails at
+// create, naming the file system, and leaves nothing behind: eager checks
+// the room before its fault-in.
+TEST_F(HeapShare, SmallDevShmFailsAtCreate)
+{
+    a.populate = LOCUS_POPULATE_EAGER;
+    std::string out;
+    if (!create_on_small_dev_shm(a, path, out))
+        GTEST_SKIP() << "no private mount namespace here";
+    EXPECT_EQ(out.substr(0, out.find('|')), std::to_string(LOCUS_ERR_NO_MEMORY)) << out;
+    EXPECT_TRUE(has(out.c_str(), "MiB: /dev/shm has only")) << out;
+    EXPECT_TRUE(has(out.c_str(), "|clean")) << out;
 }

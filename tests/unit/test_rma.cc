@@ -42,7 +42,7 @@ static int shm_names(const char *job)
 static void clear_env()
 {
     for (const char *v : {"LOCUS_RMA_HEAP_SIZE", "LOCUS_RMA_REG", "LOCUS_RMA_ONNODE", "LOCUS_HEAP_PAGES",
-                          "LOCUS_BOOT", "LOCUS_RANK", "LOCUS_SIZE"})
+                          "LOCUS_HEAP_POPULATE", "LOCUS_BOOT", "LOCUS_RANK", "LOCUS_SIZE"})
         unsetenv(v);
 }
 
@@ -318,6 +318,28 @@ TEST(RmaJob, MappedPeersLoadStoreAtomicsAndNoNameLeft)
     for (int r = 0; r < n; r++)
         EXPECT_EQ(codes[r], 0) << "rank " << r << ": " << s[r].msg << " (counter " << s[r].t_mark << ")";
     EXPECT_EQ(shm_names(j.job.c_str()), 0);
+}
+
+// The symmetric heap of a job on one node (shared with the node's processes)
+// is reserved by default: allocated at init, zeroed at its first touch.
+TEST(RmaJob, SharedHeapIsReservedByDefault)
+{
+    const int n = 2;
+    Shared s(n);
+    Job j(n);
+    auto codes = run_ranks(
+        n,
+        [&](int rank) {
+            return rank_main(j, rank, n, s[rank], nullptr, [&](locus_rma_t *r) {
+                locus_heap_stats_t hs;
+                if (locus_heap_stats(r->heap, &hs) || hs.populate != LOCUS_POPULATE_RESERVE)
+                    return 10;
+                return has(locus_rma_notes(r), "heap populate: reserve") ? 0 : 11;
+            });
+        },
+        {}, j.hub);
+    for (int r = 0; r < n; r++)
+        EXPECT_EQ(codes[r], 0) << "rank " << r << ": " << s[r].msg << " (10: not reserve, 11: notes)";
 }
 
 // One process cannot have its heap: every process's init fails naming it,

@@ -6,6 +6,8 @@
  *   heap_placement firsttouch         unfaulted until touched, then on the toucher's node
  *   heap_placement local              block per node, each on its node
  *   heap_placement memnode            interleave over and bind to the memory-only node
+ *   heap_placement reserve            shared heaps reserved (fallocate) from node-0 CPUs: their
+ *                                      pages where the policy put them at create
  *
  * Exit 0 = pass, 1 = fail (each failed check prints a line), 77 = this guest
  * lacks what the check needs (e.g. fewer than 2 nodes). */
@@ -17,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int failures;
 
@@ -272,6 +275,70 @@ static int test_memnode(const locus_topo_t *topo)
     return rc;
 }
 
+/* Reserve: a shared heap fallocated at create under its policy (mbind on the
+ * mapping comes first), created and written from node-0 CPUs only: the pages
+ * of an interleaved one alternate over the nodes, those of one bound to the
+ * last node are all there; fallocate took huge folios, nothing was mapped
+ * before the write. Had the policy come after fallocate, all would be on
+ * node 0. */
+static int test_reserve(const locus_topo_t *topo)
+{
+    int nn = locus_topo_num_nodes(topo), target = nn - 1, mem[64], n = 0;
+    for (int i = 0; i < nn; i++) {
+        locus_topo_node_t nd;
+        locus_topo_node(topo, i, &nd);
+        if (nd.memory_bytes)
+            mem[n++] = i;
+    }
+    locus_topo_node_t tn;
+    locus_topo_node(topo, target, &tn);
+    pin_to_node(topo, 0);
+    for (int b = 0; b < 2; b++) {
+        locus_heap_attr_t a;
+        locus_heap_attr_init(&a);
+        char pol[32], name[64];
+        snprintf(pol, sizeof pol, b ? "bind:%d" : "interleave", tn.os_index);
+        snprintf(name, sizeof name, "heap-placement-%d", (int)getpid());
+        a.size = 64 * MiB;
+        a.pages = LOCUS_PAGES_THP;
+        a.verify = LOCUS_VERIFY_ALL;
+        a.share_name = name;
+        a.populate = LOCUS_POPULATE_RESERVE;
+        locus_heap_parse_policy(pol, &a);
+        locus_heap_t *h;
+        locus_status_t st = locus_heap_create(&a, topo, &h);
+        if (st) { /* unsupported: no shared THP here (no namespaces for the private tmpfs) */
+            printf("%s %s: %s\n", st == LOCUS_ERR_UNSUPPORTED ? "SKIP reserve" : "FAIL reserve", pol,
+                   locus_last_error());
+            return st == LOCUS_ERR_UNSUPPORTED ? 77 : 1;
+        }
+        locus_heap_stats_t s;
+        locus_heap_stats(h, &s);
+        CHECK(s.populate == LOCUS_POPULATE_RESERVE && s.resident_bytes == 0,
+              "%s: populate %s, %llu bytes resident after create", pol, locus_heap_populate_name(s.populate),
+              (unsigned long long)s.resident_bytes);
+        memset(locus_heap_base(h), 1, s.size);
+        locus_heap_verify(h, LOCUS_VERIFY_ALL);
+        locus_heap_stats(h, &s);
+        show(b ? "reserve bind" : "reserve interleave", &s);
+        CHECK(s.huge_bytes == s.size, "%s: %llu of %llu bytes huge", pol, (unsigned long long)s.huge_bytes,
+              (unsigned long long)s.size);
+        int ix = index_of_os(&s, tn.os_index);
+        if (b)
+            CHECK(ix >= 0 && s.node_units[ix] == s.units_total, "%s: %llu of %llu pages on node %d", pol,
+                  ix >= 0 ? (unsigned long long)s.node_units[ix] : 0ull, (unsigned long long)s.units_total,
+                  tn.os_index);
+        for (int i = 0; !b && i < n; i++)
+            for (int j = i + 1; j < n; j++) {
+                long long d = (long long)s.node_units[mem[i]] - (long long)s.node_units[mem[j]];
+                CHECK(d <= 1 && d >= -1, "%s: nodes %d and %d differ by %lld pages", pol, s.node_os[mem[i]],
+                      s.node_os[mem[j]], d);
+            }
+        locus_heap_destroy(h);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -295,6 +362,8 @@ int main(int argc, char **argv)
         rc = test_local(topo);
     else if (!strcmp(argv[1], "memnode"))
         rc = test_memnode(topo);
+    else if (!strcmp(argv[1], "reserve"))
+        rc = test_reserve(topo);
     else
         return fprintf(stderr, "heap_placement: unknown check '%s'\n", argv[1]), 2;
     locus_topo_destroy(topo);
