@@ -140,8 +140,8 @@ LOCUS_API locus_status_t locus_rma_flush_all(locus_rma_t *r);
 /* Puts and atomics to each process issued before the fence are applied
  * before those issued after it. Waits only where it must: shared on-node
  * puts are completed, NIC requests to a process of this node (atomics in a
- * job across nodes) are completed; requests to another node are ordered in
- * the NIC (RC order plus a fenced next request), not waited for. */
+ * job across nodes) are completed; to another node, WRITEs are ordered by
+ * the NIC (RC order) and not waited for, a READ or atomic in flight is. */
 LOCUS_API locus_status_t locus_rma_fence(locus_rma_t *r);
 
 typedef enum locus_rma_amo_op {

@@ -249,10 +249,11 @@ locus_status_t rdma_ep_status(const rdma_ep_t *ep)
 
 uint32_t rdma_ep_outstanding(const rdma_ep_t *ep) { return ep ? rdma_ep_busy(ep) : 0; }
 
-void rdma_ep_fence(rdma_ep_t *ep)
+locus_status_t rdma_ep_fence(rdma_ep_t *ep)
 {
-    if (ep && rdma_ep_busy(ep))
-        ep->fence_next = true;
+    if (!ep)
+        return lc_err(LOCUS_ERR_INVALID, "rdma_ep_fence: endpoint NULL");
+    return ep->tail < ep->rdat_end ? rdma_ep_flush(ep) : rdma_ep_status(ep);
 }
 
 void rdma_ep_fail(rdma_ep_t *ep, locus_status_t code, const char *fmt, ...)

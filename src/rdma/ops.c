@@ -192,8 +192,6 @@ static locus_status_t post(rdma_ep_t *ep, struct ibv_send_wr *wr, const rdma_slo
     wr->next = NULL;
     if (sig)
         wr->send_flags |= IBV_SEND_SIGNALED;
-    if (ep->fence_next) /* a marker that takes it passes the order on: WRITEs stay in order */
-        wr->send_flags |= IBV_SEND_FENCE;
     struct ibv_send_wr *bad;
     int rc = ibv_post_send(ep->qp, wr, &bad);
     if (rc)
@@ -206,8 +204,9 @@ static locus_status_t post(rdma_ep_t *ep, struct ibv_send_wr *wr, const rdma_slo
         tmpl->comp->pending++;
     if (!busy)
         ep->progress_ns = lc_now_ns();
+    if (op == OP_GET || op == OP_FADD || op == OP_CSWAP)
+        ep->rdat_end = ep->head + 1;
     ep->head++;
-    ep->fence_next = false;
     ep->unsignalled = sig ? 0 : ep->unsignalled + 1;
     ifc->stats.signalled += sig;
     return LOCUS_OK;

@@ -208,11 +208,13 @@ locus_status_t rdma_ep_status(const rdma_ep_t *ep);
 uint32_t rdma_ep_outstanding(const rdma_ep_t *ep);
 /* Wait until everything posted on ep completed; OK or the ep's error. */
 locus_status_t rdma_ep_flush(rdma_ep_t *ep);
-/* Order what is posted on ep before what is posted next, without waiting:
- * RC executes a QP's requests in order, except that a request may pass an
- * RDMA READ or atomic still in flight; the next request carries
- * IBV_SEND_FENCE, which the NIC holds until those completed. */
-void rdma_ep_fence(rdma_ep_t *ep);
+/* Order what is posted on ep before what is posted next: RC executes a QP's
+ * WRITEs in order, so after WRITEs alone nothing is waited for; a request
+ * may pass an RDMA READ or atomic still in flight, so then ep is flushed.
+ * (IBV_SEND_FENCE on the next request would order it in the NIC without
+ * waiting, but Soft-RoCE in Debian 12's kernel stalled QPs with it: 30 s
+ * without a completion in vm_shmem_pair_4pes.) OK or the ep's error. */
+locus_status_t rdma_ep_fence(rdma_ep_t *ep);
 /* Pending operations complete with LOCUS_ERR_BUSY; the QP is drained and
  * destroyed. Safe with NULL. */
 void rdma_ep_destroy(rdma_ep_t *ep);

@@ -92,7 +92,7 @@ struct rdma_ep {
     uint32_t max_inline;      /* inline bytes the provider gave this QP */
     uint64_t head, tail;      /* next sequence to post; oldest not completed */
     uint32_t unsignalled;     /* requests posted since the last signalled one */
-    bool fence_next;          /* the next request waits for earlier READs and atomics */
+    uint64_t rdat_end;        /* 1 + the sequence of the last READ or atomic posted (0: none) */
     uint64_t progress_ns;     /* last completion, or the post that made it busy */
     bool draining, drained;   /* destroy: marker posted / its completion seen */
     uint64_t drain_seq;

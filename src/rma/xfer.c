@@ -249,10 +249,9 @@ locus_status_t locus_rma_flush_all(locus_rma_t *r)
 /* Ordering puts and atomics to each process before later ones, waiting only
  * where order cannot be had otherwise. Shared puts are completed (a program
  * may store through the mapping next). A process reached by the NIC alone
- * gets every request on its one RC queue pair: that keeps WRITEs in order,
- * and rdma_ep_fence makes the next request wait in the NIC for a READ or
- * atomic before it; so nothing is waited for (a put, fence, flag to another
- * node cost two round trips when this was a flush). A process of this node
+ * gets every request on its one RC queue pair, which keeps WRITEs in order:
+ * rdma_ep_fence waits only for a READ or atomic in flight (a put, fence,
+ * flag to another node cost two round trips when this was a flush). A process of this node
  * is reached by CPU copies, and in a job across nodes by NIC atomics too: a
  * copy cannot be ordered behind a request still in the NIC, so those
  * requests are completed. */
@@ -273,11 +272,7 @@ locus_status_t locus_rma_fence(locus_rma_t *r)
             continue;
         if (p->failed)
             return rma_peer_error(r, q);
-        if (p->path == RMA_PATH_NIC) {
-            rdma_ep_fence(p->ep);
-            continue;
-        }
-        locus_status_t st = rdma_ep_flush(p->ep);
+        locus_status_t st = p->path == RMA_PATH_NIC ? rdma_ep_fence(p->ep) : rdma_ep_flush(p->ep);
         if (st)
             return nic_error(r, q, st);
     }
