@@ -92,7 +92,9 @@ static void copy_once(int c, void *d, const void *s, size_t n)
  * medians average over placements, and a ratio compares glibc and the
  * selector at the same placement. */
 #define LAYOUTS 8
-#define BENCH_LOOP __attribute__((noinline, aligned(64), optimize("align-loops=1", "omit-frame-pointer")))
+/* The loops count down: one register fewer, so that a contender's own live
+ * values (the selector's hoisted test) stay in registers too. */
+#define BENCH_LOOP __attribute__((noinline, aligned(64), optimize("align-loops=1")))
 /* executed once per batch: align, then move the loop that follows */
 #define PLACE(pad) __asm__ volatile(".p2align 6\n\t.fill " #pad ", 1, 0x90" ::: "memory")
 
@@ -100,7 +102,7 @@ static void copy_once(int c, void *d, const void *s, size_t n)
     static BENCH_LOOP void loop_glibc_##pad(void *d, const void *s, size_t n, long iters)     \
     {                                                                                        \
         PLACE(pad);                                                                          \
-        for (long i = iters; i > 0; i--) { /* one register: the loop costs least */                                                   \
+        for (long i = iters; i > 0; i--) {                                                   \
             memcpy(d, s, n);                                                                 \
             __asm__ volatile("" ::: "memory");                                               \
         }                                                                                    \
@@ -108,7 +110,7 @@ static void copy_once(int c, void *d, const void *s, size_t n)
     static BENCH_LOOP void loop_selector_##pad(void *d, const void *s, size_t n, long iters)  \
     {                                                                                        \
         PLACE(pad);                                                                          \
-        for (long i = iters; i > 0; i--) { /* one register: the loop costs least */                                                   \
+        for (long i = iters; i > 0; i--) {                                                   \
             locus_copy(d, s, n, LOCUS_COPY_HINT_NONE);                                       \
             __asm__ volatile("" ::: "memory");                                               \
         }                                                                                    \
@@ -117,7 +119,7 @@ static void copy_once(int c, void *d, const void *s, size_t n)
                                              long iters)                                     \
     {                                                                                        \
         PLACE(pad);                                                                          \
-        for (long i = iters; i > 0; i--) { /* one register: the loop costs least */                                                   \
+        for (long i = iters; i > 0; i--) {                                                   \
             fn(d, s, n);                                                                     \
             __asm__ volatile("" ::: "memory");                                               \
         }                                                                                    \
@@ -141,9 +143,8 @@ static const kernel_loop_t kernel_loops[LAYOUTS] = EIGHT(loop_kernel);
 /* Where the destination sits relative to the source (both buffers start on a
  * page): at the same offset in a page, or one line apart, a copy's loads can
  * be falsely held behind the previous copy's stores to the same low 12 address
- * bits (4K aliasing), and a small copy's speed then swings by +-6 % with the
- * timing of the few instructions around the call, the same code moved 0.94 ->
- * 1.01 between loops (research/probes/copy_alias_probe.c); 1088 and 2112 B
+ * bits (4K aliasing), and a small copy's speed then swings by +-10 % with the
+ * timing of the few instructions around the call (research/probes/copy_alias_probe.c); 1088 and 2112 B
  * apart nothing aliases and glibc, the selector and variants of its inline
  * test all measure 1.000 of each other. Rounds go through all four (64 B
  * multiples: the kernels' destination alignment is the same), so the medians

@@ -71,7 +71,7 @@ static locus_status_t create_heap(locus_rma_t *r, bool shared)
     /* a heap the NIC registers is pinned page by page by ibv_reg_mr, which
      * would fault a reserved heap in on one thread: fault it in in parallel
      * now (LOCUS_HEAP_POPULATE=reserve gives nothing there) */
-    if (r->num_nodes > 1 || r->attr.nic_only)
+    if (!r->cpu_atomics)
         ha.populate = LOCUS_POPULATE_EAGER;
     locus_status_t st = locus_heap_create(&ha, NULL, &r->heap);
     if (st)
@@ -204,14 +204,14 @@ static void describe(locus_rma_t *r, int local_peers)
             locus_heap_share_path(r->heap));
     lc_note(&r->notes, "heap populate: %s", hs.populate == LOCUS_POPULATE_RESERVE
             ? "reserve (allocated at init by fallocate, each page zeroed at its first touch)"
-            : r->num_nodes > 1 || r->attr.nic_only ? "eager (faulted in in parallel before the NIC registers it)"
-                                                   : "eager (faulted in in parallel at init)");
+            : !r->cpu_atomics ? "eager (faulted in in parallel before the NIC registers it)"
+                              : "eager (faulted in in parallel at init)");
     if (local_peers)
         lc_note(&r->notes, "on-node: %d other process%s reached by copies into their mapped heaps%s", local_peers,
                 local_peers == 1 ? "" : "es",
                 r->help_on ? "; large puts shared with waiting peers (LOCUS_RMA_HELP)"
                 : r->oversubscribed && r->attr.help_min ? "; puts not shared: more processes than cpus on the node" : "");
-    if (r->num_nodes > 1 || r->attr.nic_only)
+    if (!r->cpu_atomics)
         lc_note(&r->notes, "job spans %d node%s%s: atomics by the NIC for every process (self and on-node peers "
                 "through loopback)", r->num_nodes, r->num_nodes == 1 ? "" : "s",
                 r->attr.nic_only ? " (LOCUS_RMA_ONNODE=nic)" : "");
@@ -231,6 +231,8 @@ static locus_status_t setup(locus_rma_t *r)
     r->size = locus_boot_size(r->boot);
     r->node = locus_boot_node(r->boot);
     r->num_nodes = locus_boot_num_nodes(r->boot);
+    /* the job's atomic agent; when it is the NIC, the NIC also registers the heap */
+    r->cpu_atomics = r->num_nodes == 1 && !r->attr.nic_only;
     r->reg = r->attr.reg;
     r->failed_rank = -1;
     r->peers = calloc((size_t)r->size, sizeof *r->peers);
@@ -238,7 +240,6 @@ static locus_status_t setup(locus_rma_t *r)
         return lc_err(LOCUS_ERR_NO_MEMORY, "rma init: peer table of %d processes", r->size);
     if ((st = setup_heaps(r)))
         return st;
-    r->cpu_atomics = r->num_nodes == 1 && !r->attr.nic_only;
     bool *need = calloc((size_t)r->size, sizeof *need);
     if (!need)
         return lc_err(LOCUS_ERR_NO_MEMORY, "rma init: %d flags", r->size);
