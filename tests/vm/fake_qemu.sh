@@ -9,7 +9,9 @@
 # exits N), run (the command runs until the harness ends it), kill:X (the command asks for
 # guest X to be killed, then exits 0 0.3 s later), timeout (the in-guest watchdog
 # fires), port-once (the link port is taken
-# on the first try; FAKE_QEMU_STATE is the flag file). FAKE_QEMU_ARGS: file that
+# on the first try; FAKE_QEMU_STATE is the flag file), linkstall:N (the command saw the
+# link stall, then exits N), linkstall-once (that with N=1 on the first run only, exit 0
+# after; FAKE_QEMU_STATE.A/.B are the flag files). FAKE_QEMU_ARGS: file that
 # receives the command line.
 initrd= append=
 [ -n "$FAKE_QEMU_ARGS" ] && echo "$*" >>"$FAKE_QEMU_ARGS"
@@ -54,6 +56,16 @@ lockup-once)
 setup) echo "LOCUS-VM-SETUP-FAILED:$nonce: insmod x.ko: fake" ;;
 exit:*) echo "LOCUS-VM-START:$nonce"; echo "hello from $me"; echo "LOCUS-VM-EXIT:$nonce:${mode#exit:}" ;;
 run) echo "LOCUS-VM-START:$nonce"; echo "$me runs"; exec sleep 600 ;;
+linkstall:*)
+    echo "LOCUS-VM-START:$nonce"; echo "retry counter exceeded"
+    echo "LOCUS-VM-LINKSTALL:$nonce:4.2:4.0"; echo "LOCUS-VM-EXIT:$nonce:${mode#linkstall:}" ;;
+linkstall-once)
+    echo "LOCUS-VM-START:$nonce"
+    if [ -e "$FAKE_QEMU_STATE.$me" ]; then
+        echo "$me: run 2"; echo "LOCUS-VM-EXIT:$nonce:0"
+    else
+        : >"$FAKE_QEMU_STATE.$me"; echo "LOCUS-VM-LINKSTALL:$nonce:3.9:3.8"; echo "LOCUS-VM-EXIT:$nonce:1"
+    fi ;;
 timeout) echo "LOCUS-VM-START:$nonce"; echo "LOCUS-VM-TIMEOUT:$nonce"; exec sleep 600 ;;
 kill:*)
     echo "LOCUS-VM-START:$nonce"; echo "LOCUS-VM-CTL:$nonce:kill:${mode#kill:}"

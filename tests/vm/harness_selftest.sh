@@ -100,6 +100,16 @@ if [ "$mode" = noboot ]; then
     FAKE_QEMU_MODE_A=run FAKE_QEMU_MODE_B=kill:A expect 0 "guest A was killed; guest B's command exited 0" @pfake -- a ::: b
     grep -q "killing guest A (asked by guest B's command)" "$tmp/out" || fail "pair kill: no message naming who asked"
     FAKE_QEMU_MODE_A=exit:0 FAKE_QEMU_MODE_B=run expect 0 "killing guest B (--kill-after B:0.5)" @pfake --kill-after B:0.5 -- a ::: b
+    # Both commands failed on a stalled link: rerun; one failure, or no stall: no rerun.
+    FAKE_QEMU_MODE_A=linkstall-once FAKE_QEMU_MODE_B=linkstall-once FAKE_QEMU_STATE=$tmp/stallstate \
+        expect 0 "both commands failed on a stalled link: not their result; rerunning the pair" @pfake -- a ::: b
+    grep -q "guest A: no ping reply from the other guest for 3.9 s" "$tmp/out" || fail "link stall: no message naming the gap"
+    grep -qx "\[B\] B: run 2" "$tmp/out" || fail "link stall: the pair was not run again"
+    FAKE_QEMU_MODE_A=linkstall:1 FAKE_QEMU_MODE_B=linkstall:1 expect 1 "the link stalled in 2 runs; giving up" @pfake --retries 1 -- a ::: b
+    FAKE_QEMU_MODE_A=linkstall:1 FAKE_QEMU_MODE_B=exit:0 expect 1 "guest A's command exited 1" @pfake -- a ::: b
+    grep -q "rerunning" "$tmp/out" && fail "link stall with one failed command: rerun"
+    FAKE_QEMU_MODE_A=exit:2 FAKE_QEMU_MODE_B=exit:2 expect 2 "exited 2, the first nonzero" @pfake -- a ::: b
+    grep -q "rerunning" "$tmp/out" && fail "both failed on a healthy link: rerun"
     # The link port was taken between picking it and QEMU binding it: another port.
     FAKE_QEMU_MODE_A=port-once FAKE_QEMU_MODE_B=exit:0 FAKE_QEMU_STATE=$tmp/portstate expect 0 "link port [0-9]* taken" @pfake -- a ::: b
     fi
@@ -163,6 +173,19 @@ else
     grep -qx avx2 "$tmp/out" || fail "guest has no AVX2"
     if [ ! -d /sys/module/kvm_intel ] && [ ! -d /sys/module/kvm_amd ]; then
         grep -qx avx512f "$tmp/out" && fail "TCG guest reports AVX-512"
+    fi
+    # --pair: guest A takes the link down for 3 s, then both commands fail: the harness
+    # names the stall (in both guests' ping replies) and, with --retries 0, gives up.
+    "$VM" --pair --retries 0 --timeout 120 -- 'sleep 1; ip link set eth1 down; sleep 3; ip link set eth1 up; exit 1' \
+        ::: 'sleep 5; exit 1' >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    sed 's/^/  | /' "$tmp/err"
+    if [ $rc = 77 ]; then
+        echo "skipped: pair link stall ($(tail -n 1 "$tmp/err"))"
+    else
+        [ $rc = 1 ] || fail "pair link stall: exit $rc, expected 1"
+        grep -q "guest A: no ping reply from the other guest for [3-9].[0-9] s" "$tmp/err" || fail "pair link stall: A's gap not named"
+        grep -q "the link stalled in 1 runs; giving up" "$tmp/err" || fail "pair link stall: not recognised"
     fi
 fi
 [ $fails = 0 ] && echo "harness selftest ($mode): ok"
