@@ -19,13 +19,19 @@ add_library(locus::shmem ALIAS locus_shmem)
 
 # The compiler wrapper: build/bin/locus-oshcc points into the build tree;
 # the installed one finds the install tree relative to itself.
+# locus-oshc++ is the same script: its name makes it compile and link C++
+# (like Open MPI's oshc++ beside oshcc).
 set(LOCUS_OSHCC_RELOCATABLE 0)
 set(LOCUS_OSHCC_INCDIR ${CMAKE_SOURCE_DIR}/include)
 set(LOCUS_OSHCC_LIBDIR ${CMAKE_BINARY_DIR})
-configure_file(${CMAKE_SOURCE_DIR}/tools/locus-oshcc.in ${CMAKE_BINARY_DIR}/bin/locus-oshcc @ONLY
-  FILE_PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE WORLD_READ WORLD_EXECUTE)
+foreach(w locus-oshcc locus-oshc++)
+  configure_file(${CMAKE_SOURCE_DIR}/tools/locus-oshcc.in ${CMAKE_BINARY_DIR}/bin/${w} @ONLY
+    FILE_PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE WORLD_READ WORLD_EXECUTE)
+endforeach()
 set(LOCUS_OSHCC_RELOCATABLE 1)
-configure_file(${CMAKE_SOURCE_DIR}/tools/locus-oshcc.in ${CMAKE_BINARY_DIR}/install/locus-oshcc @ONLY)
+foreach(w locus-oshcc locus-oshc++)
+  configure_file(${CMAKE_SOURCE_DIR}/tools/locus-oshcc.in ${CMAKE_BINARY_DIR}/install/${w} @ONLY)
+endforeach()
 configure_file(${CMAKE_SOURCE_DIR}/cmake/locus-shmem.pc.in ${CMAKE_BINARY_DIR}/locus-shmem.pc @ONLY)
 
 install(TARGETS locus_shmem EXPORT locusTargets LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
@@ -33,7 +39,8 @@ install(FILES ${CMAKE_SOURCE_DIR}/include/shmem.h ${CMAKE_SOURCE_DIR}/include/sh
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/locus-shmem)
 install(FILES ${CMAKE_SOURCE_DIR}/include/mpp/shmem.h ${CMAKE_SOURCE_DIR}/include/mpp/shmemx.h
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/locus-shmem/mpp)
-install(PROGRAMS ${CMAKE_BINARY_DIR}/install/locus-oshcc DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(PROGRAMS ${CMAKE_BINARY_DIR}/install/locus-oshcc ${CMAKE_BINARY_DIR}/install/locus-oshc++
+  DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(FILES ${CMAKE_BINARY_DIR}/locus-shmem.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 
 if(BUILD_TESTING)

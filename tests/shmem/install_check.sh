@@ -1,5 +1,5 @@
 #!/bin/sh
-# A --prefix install works: locus-oshcc (and -show) and pkg-config
+# A --prefix install works: locus-oshcc (and -show), locus-oshc++ and pkg-config
 # locus-shmem build an OpenSHMEM program from the install tree alone, which
 # runs under the installed `locus run`.
 #   install_check.sh CMAKE BUILD_DIR SOURCE.c
@@ -16,7 +16,10 @@ pc=$(ls -d "$tmp"/prefix/lib*/pkgconfig "$tmp"/prefix/lib/*/pkgconfig 2>/dev/nul
 PKG_CONFIG_PATH=$pc cc -O1 -I"$(dirname "$src")" "$src" -o "$tmp/b" \
     $(PKG_CONFIG_PATH=$pc pkg-config --define-variable=prefix="$tmp/prefix" --cflags --libs locus-shmem) \
     -Wl,-rpath,"$(dirname "$pc")" -lpthread
-for p in a b; do
+# C++: locus-oshc++ compiles and links with c++ (the C API from a C++ program)
+"$bin/locus-oshc++" -show | grep -q "^c++ " || { echo "FAIL: locus-oshc++ -show does not use c++"; exit 1; }
+"$bin/locus-oshc++" -O1 "$(dirname "$src")/cxx.cpp" -o "$tmp/c"
+for p in a b c; do
     out=$("$bin/locus" run -n 2 -- "$tmp/$p")
     echo "$out"
     echo "$out" | grep -q FAIL && { echo "FAIL: $p"; exit 1; }
