@@ -4,12 +4,17 @@
  * with --init-only, init and finalize alone. Timed from outside (launch to
  * exit); the program prints its own phases too:
  *   RESULT impl=<vendor> pes=N heap=<bytes> init=<s> malloc=<s> touch=<s> finalize=<s>
- * Build with either implementation's wrapper (locus-oshcc, oshcc). */
+ * Build with either implementation's wrapper (locus-oshcc, oshcc).
+ * --plain: no OpenSHMEM at all, the floor any program pays for the same
+ * work: private anonymous memory of the same size with MADV_HUGEPAGE, the
+ * same memset (the kernel zeroes each huge page at its first touch, then
+ * memset writes it); start one per CPU beside each other like the PEs. */
 #include <shmem.h>
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 static double now_s(void)
@@ -17,6 +22,24 @@ static double now_s(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int plain(size_t len)
+{
+    double t0 = now_s();
+    char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) {
+        perror("heap_time --plain: mmap");
+        return 1;
+    }
+    madvise(p, len, MADV_HUGEPAGE);
+    memset(p, 1, len);
+    double t1 = now_s();
+    munmap(p, len);
+    const char *rank = getenv("LOCUS_RANK");
+    if (!rank || !strcmp(rank, "0"))
+        printf("RESULT impl=plain used=%zu touch=%.3f\n", len, t1 - t0);
+    return 0;
 }
 
 int main(int argc, char **argv)
@@ -30,10 +53,12 @@ int main(int argc, char **argv)
         heap *= 1024.0 * 1024 * 1024;
     else if (hs && strpbrk(hs, "mM"))
         heap *= 1024.0 * 1024;
+    size_t len = heap > (128 << 20) ? (size_t)heap - (64 << 20) : (size_t)heap / 2;
+    if (argc > 1 && !strcmp(argv[1], "--plain"))
+        return plain(len);
     double t0 = now_s();
     shmem_init();
     double t1 = now_s(), t2 = t1, t3 = t1;
-    size_t len = heap > (128 << 20) ? (size_t)heap - (64 << 20) : (size_t)heap / 2;
     if (!init_only) {
         char *p = shmem_malloc(len);
         t2 = now_s();
