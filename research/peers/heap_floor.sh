@@ -1,0 +1,58 @@
+#!/bin/sh
+# Time to a usable symmetric heap against its floors, one run (docs/PERFORMANCE.md):
+# per size (per PE, 2 PEs), launch to exit, medians of ROUNDS, each timed run right
+# after an untimed one of the same kind (warm memory: this VM hands freed memory back
+# to its host, and cold huge pages fault at ~0.5 GB/s):
+#   locus    bench/shmem/heap_time.c (init, shmem_malloc, memset every byte, barrier)
+#   openmpi  the same source built with Open MPI's oshcc, under oshrun
+#   plain    heap_time --plain: no OpenSHMEM, private anonymous THP + the same memset,
+#            2 processes side by side (the floor any program pays: the kernel zeroes
+#            each page at its first touch, then memset writes it)
+#   zero     the memory-zeroing limit: the heap's parallel THP fault-in of the total
+#            (heap_bench --kinds thp, column "locus"), no write after it
+#   research/peers/heap_floor.sh BUILD_DIR [SIZES (default "1G 4G")] [ROUNDS (default 3)]
+set -u
+build=$(cd "${1:?build dir}" && pwd)
+sizes=${2:-1G 4G}
+rounds=${3:-3}
+src=$(cd "$(dirname "$0")/../.." && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+root=""
+[ "$(id -u)" = 0 ] && root="--allow-run-as-root"
+export OMPI_MCA_opal_common_ucx_opal_mem_hooks=0
+"$build/bin/locus-oshcc" -O2 -o "$tmp/locus" "$src/bench/shmem/heap_time.c"
+oshcc -O2 -o "$tmp/ompi" "$src/bench/shmem/heap_time.c" 2>/dev/null || echo "# no oshcc: no Open MPI rows"
+wall() { /usr/bin/time -f "%e" "$@" 2>&1 >/dev/null | tail -1; }
+run() {
+    case $1 in
+    plain) SHMEM_SYMMETRIC_SIZE=$2 wall "$build/bin/locus" run -n 2 --bind core -- "$tmp/locus" --plain ;;
+    locus) SHMEM_SYMMETRIC_SIZE=$2 wall "$build/bin/locus" run -n 2 --bind core -- "$tmp/locus" ;;
+    openmpi) SMA_SYMMETRIC_SIZE=$2 wall oshrun $root --oversubscribe -np 2 "$tmp/ompi" ;;
+    esac
+}
+median() { tr ' ' '\n' | grep . | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+echo "# $(date -Is) host: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cpus, $(uname -r); git $(git -C "$src" rev-parse --short HEAD)"
+for size in $sizes; do
+    mib=$(( $(echo "$size" | sed 's/G$/*1024/;s/M$//') ))
+    gbps=$("$build/bin/heap_bench" --sizes "$((mib * 2))M" --kinds thp --runs 3 2>&1 | awk '!/^#/ && $2 ~ /thp/ { print $5 }' | tail -1)
+    zero=$(awk -v m="$mib" -v g="$gbps" 'BEGIN { printf "%.3f", 2 * (m - 64) * 1048576 / (g * 1e9) }')
+    kinds="plain locus"
+    [ -x "$tmp/ompi" ] && kinds="$kinds openmpi"
+    for k in $kinds; do eval "t_$k="; done
+    for r in $(seq "$rounds"); do
+        for k in $kinds; do
+            run "$k" "$size" >/dev/null
+            t=$(run "$k" "$size")
+            eval "t_$k=\"\$t_$k $t\""
+            echo "RUN size=$size kind=$k round=$r wall=$t"
+        done
+    done
+    mp=$(echo $t_plain | median) ml=$(echo $t_locus | median)
+    mo=-; [ -x "$tmp/ompi" ] && mo=$(echo $t_openmpi | median)
+    echo "RESULT size=$size/PE zero_limit=${zero}s (${gbps} GB/s) plain=${mp}s locus=${ml}s openmpi=${mo}s" \
+        "locus/zero=$(awk -v a="$ml" -v b="$zero" 'BEGIN { printf "%.2f", a / b }')" \
+        "plain/zero=$(awk -v a="$mp" -v b="$zero" 'BEGIN { printf "%.2f", a / b }')" \
+        "locus/plain=$(awk -v a="$ml" -v b="$mp" 'BEGIN { printf "%.2f", a / b }')" \
+        "locus/openmpi=$(awk -v a="$ml" -v b="$mo" 'BEGIN { if (b == "-") print "-"; else printf "%.2f", a / b }')"
+done
