@@ -245,20 +245,9 @@ static size_t multi(const char *call, const void *ivars, size_t n, const int *st
     }
 _LSHM_P2P_TYPES(DEF_P2P)
 
-#define DEF_OLD_P2P(T, N)                                                                          \
-    LSHM_DEF(void, shmem_##N##_wait_until, (volatile T * ivar, int cmp, T cmp_value))              \
-    { wait1(CALL, ivar, sizeof(T), ISSIGNED(T), cmp, (uint64_t)cmp_value); }                       \
-    LSHM_DEF(int, shmem_##N##_test, (volatile T * ivar, int cmp, T cmp_value))                     \
-    {                                                                                              \
-        check_cmp(CALL, cmp);                                                                      \
-        unsigned spins = 63;                                                                       \
-        if (sat((const void *)ivar, sizeof(T), ISSIGNED(T), cmp, (uint64_t)cmp_value))             \
-            return 1;                                                                              \
-        lshm_relax(CALL, &spins);                                                                  \
-        return 0;                                                                                  \
-    }
-DEF_OLD_P2P(short, short)
-DEF_OLD_P2P(unsigned short, ushort)
+/* short and unsigned short: every form (1.6; 1.5 kept only wait_until and
+ * test, deprecated). */
+_LSHM_P2P_OLD_TYPES(DEF_P2P)
 
 /* Deprecated: wait while *ivar == value. */
 #define DEF_WAIT(T, N)                                                                             \

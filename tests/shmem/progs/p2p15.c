@@ -1,6 +1,8 @@
 /* Point-to-point synchronization of 1.5 (checked against the spec only):
  * wait_until_all/any/some and their _vector forms, test_all/any/some and
- * theirs, with status masks, for long and the fixed-width types. The left
+ * theirs, with status masks, for long, the fixed-width types and short /
+ * unsigned short (every form, as OpenSHMEM 1.6 has them; set by shmem_p, as
+ * they have no atomics); one check per type through the C11 generic. The left
  * neighbour sets the variables, then raises a flag; each check is made
  * after the flag, or on variables whose state is fixed, so results do not
  * depend on timing. */
@@ -8,7 +10,7 @@
 
 #define N 8
 
-#define TEST_TYPE(TYPE, NAME)                                                                     \
+#define TEST_TYPE(TYPE, NAME, SET)                                                                \
     static void test_##NAME(void)                                                                 \
     {                                                                                             \
         int me = t_me, npes = t_npes, right = (me + 1) % npes;                                    \
@@ -32,13 +34,13 @@
         CHECK(shmem_##NAME##_wait_until_some(iv, N, idx, allx, SHMEM_CMP_EQ, 0) == 0, "wait_until_some excluded"); \
         shmem_barrier_all();                                                                      \
         /* any: only element 5 is set */                                                          \
-        shmem_##NAME##_atomic_set(&iv[5], 1, right);                                              \
+        shmem_##NAME##_##SET(&iv[5], 1, right);                                              \
         CHECK(shmem_##NAME##_wait_until_any(iv, N, NULL, SHMEM_CMP_EQ, 1) == 5, "wait_until_any"); \
         CHECK(shmem_##NAME##_test_any(iv, N, NULL, SHMEM_CMP_EQ, 1) == 5, "test_any");            \
         shmem_barrier_all();                                                                      \
         /* some: 1 and 4 set, then the flag */                                                    \
-        shmem_##NAME##_atomic_set(&iv[1], 1, right);                                              \
-        shmem_##NAME##_atomic_set(&iv[4], 1, right);                                              \
+        shmem_##NAME##_##SET(&iv[1], 1, right);                                              \
+        shmem_##NAME##_##SET(&iv[4], 1, right);                                              \
         shmem_fence();                                                                            \
         shmem_long_atomic_set(flag, 1, right);                                                    \
         shmem_long_wait_until(flag, SHMEM_CMP_EQ, 1);                                             \
@@ -51,10 +53,10 @@
         shmem_barrier_all();                                                                      \
         /* all: set the rest except 7; with 7 masked, all holds */                                \
         for (int i = 0; i < N - 1; i++)                                                           \
-            shmem_##NAME##_atomic_set(&iv[i], 1, right);                                          \
+            shmem_##NAME##_##SET(&iv[i], 1, right);                                          \
         status[7] = 1;                                                                            \
         shmem_##NAME##_wait_until_all(iv, N, status, SHMEM_CMP_EQ, 1);                            \
-        CHECK(shmem_##NAME##_test_all(iv, N, status, SHMEM_CMP_EQ, 1) == 1, "test_all masked");   \
+        CHECK(shmem_test_all(iv, N, status, SHMEM_CMP_EQ, 1) == 1, "test_all masked (generic)");  \
         CHECK(shmem_##NAME##_test_all(iv, N, NULL, SHMEM_CMP_EQ, 1) == 0, "test_all with 7 unset"); \
         status[7] = 0;                                                                            \
         shmem_barrier_all();                                                                      \
@@ -63,10 +65,10 @@
             vals[i] = (TYPE)(i + 10);                                                             \
         CHECK(shmem_##NAME##_test_any_vector(iv, N, NULL, SHMEM_CMP_GE, vals) == SIZE_MAX, "test_any_vector early"); \
         shmem_barrier_all();                                                                      \
-        shmem_##NAME##_atomic_set(&iv[2], 12, right);                                             \
+        shmem_##NAME##_##SET(&iv[2], 12, right);                                             \
         CHECK(shmem_##NAME##_wait_until_any_vector(iv, N, NULL, SHMEM_CMP_GE, vals) == 2, "wait_until_any_vector"); \
         shmem_barrier_all();                                                                      \
-        shmem_##NAME##_atomic_set(&iv[6], 16, right);                                             \
+        shmem_##NAME##_##SET(&iv[6], 16, right);                                             \
         shmem_fence();                                                                            \
         shmem_long_atomic_set(flag, 2, right);                                                    \
         shmem_long_wait_until(flag, SHMEM_CMP_EQ, 2);                                             \
@@ -75,7 +77,7 @@
         CHECK(shmem_##NAME##_test_some_vector(iv, N, idx, NULL, SHMEM_CMP_GE, vals) == 2, "test_some_vector"); \
         shmem_barrier_all();                                                                      \
         for (int i = 0; i < N; i++)                                                               \
-            shmem_##NAME##_atomic_set(&iv[i], (TYPE)(i + 10), right);                             \
+            shmem_##NAME##_##SET(&iv[i], (TYPE)(i + 10), right);                             \
         shmem_##NAME##_wait_until_all_vector(iv, N, NULL, SHMEM_CMP_EQ, vals);                    \
         CHECK(shmem_##NAME##_test_all_vector(iv, N, NULL, SHMEM_CMP_EQ, vals) == 1, "test_all_vector"); \
         shmem_barrier_all();                                                                      \
@@ -83,10 +85,12 @@
         shmem_free(iv);                                                                           \
         t_section("wait_until/test all/any/some/vector " #NAME);                                  \
     }
-TEST_TYPE(long, long)
-TEST_TYPE(int32_t, int32)
-TEST_TYPE(uint64_t, uint64)
-TEST_TYPE(size_t, size)
+TEST_TYPE(long, long, atomic_set)
+TEST_TYPE(int32_t, int32, atomic_set)
+TEST_TYPE(uint64_t, uint64, atomic_set)
+TEST_TYPE(size_t, size, atomic_set)
+TEST_TYPE(short, short, p)
+TEST_TYPE(unsigned short, ushort, p)
 
 int main(void)
 {
@@ -95,5 +99,7 @@ int main(void)
     test_int32();
     test_uint64();
     test_size();
+    test_short();
+    test_ushort();
     return t_finish();
 }
