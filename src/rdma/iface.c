@@ -226,8 +226,9 @@ void rdma_iface_check(rdma_iface_t *ifc, bool force)
     for (rdma_ep_t *ep = ifc->eps; ep; ep = ep->next)
         if (ep->state == EP_CONNECTED && rdma_ep_busy(ep) && !ep->unsignalled && now - ep->progress_ns > stall)
             rdma_ep_fail(ep, LOCUS_ERR_TIMEOUT, "QP 0x%x: no completion for %.1f s with %u operations pending "
-                         "(LOCUS_RDMA_STALL)", ep->qp->qp_num, (double)(now - ep->progress_ns) * 1e-9,
-                         rdma_ep_busy(ep));
+                         "(oldest %s, newest %s; LOCUS_RDMA_STALL)", ep->qp->qp_num,
+                         (double)(now - ep->progress_ns) * 1e-9, rdma_ep_busy(ep), rdma_ops_name(ep, ep->tail),
+                         rdma_ops_name(ep, ep->head - 1));
 }
 
 void rdma_iface_wait_until(rdma_iface_t *ifc, bool (*cond)(void *), void *arg)

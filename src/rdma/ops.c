@@ -370,6 +370,11 @@ int rdma_ops_post_marker(rdma_ep_t *ep, bool drain)
     return 0;
 }
 
+const char *rdma_ops_name(const rdma_ep_t *ep, uint64_t seq)
+{
+    return op_name[ep->slots[seq & ep->mask].op];
+}
+
 /* ---------- completion ---------- */
 
 void rdma_ops_retire(rdma_ep_t *ep, uint64_t upto, locus_status_t status)

@@ -136,6 +136,8 @@ void rdma_ep_fill_peer(const rdma_ep_t *ep, rdma_peer_t *p);
 void rdma_ops_retire(rdma_ep_t *ep, uint64_t upto, locus_status_t status);
 /* A completion for ep (sequence reconstructed from its low 32 bits). */
 void rdma_ops_complete(rdma_ep_t *ep, const struct ibv_wc *wc);
+/* The operation of request seq (posted, not retired), for messages. */
+const char *rdma_ops_name(const rdma_ep_t *ep, uint64_t seq);
 /* Post a signalled zero-byte WRITE after an unsignalled tail (flush); marker
  * = a drain marker outside the slot ring (destroy). */
 int rdma_ops_post_marker(rdma_ep_t *ep, bool drain);
