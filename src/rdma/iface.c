@@ -220,11 +220,13 @@ void rdma_iface_check(rdma_iface_t *ifc, bool force)
         return;
     ifc->last_check_ns = now;
     async_events(ifc);
-    /* only a signalled tail owes a completion: an unsignalled one waits for
-     * the next request or a flush's marker, however long the caller takes */
+    /* only a signalled request owes a completion (an unsignalled tail waits
+     * for the next request or a flush's marker, however long the caller
+     * takes); progress_ns is when the oldest owed one was posted or the last
+     * completion, whichever is later (ops.c, post) */
     uint64_t stall = (uint64_t)(ifc->md->attr.stall_s * 1e9);
     for (rdma_ep_t *ep = ifc->eps; ep; ep = ep->next)
-        if (ep->state == EP_CONNECTED && rdma_ep_busy(ep) && !ep->unsignalled && now - ep->progress_ns > stall)
+        if (ep->state == EP_CONNECTED && rdma_ep_busy(ep) > ep->unsignalled && now - ep->progress_ns > stall)
             rdma_ep_fail(ep, LOCUS_ERR_TIMEOUT, "QP 0x%x: no completion for %.1f s with %u operations pending "
                          "(oldest %s, newest %s; LOCUS_RDMA_STALL)", ep->qp->qp_num,
                          (double)(now - ep->progress_ns) * 1e-9, rdma_ep_busy(ep), rdma_ops_name(ep, ep->tail),

@@ -202,7 +202,11 @@ static locus_status_t post(rdma_ep_t *ep, struct ibv_send_wr *wr, const rdma_slo
     s->op = (uint8_t)op;
     if (tmpl->comp)
         tmpl->comp->pending++;
-    if (!busy)
+    /* the stall clock (iface.c, rdma_iface_check) runs from the moment a
+     * completion is owed: the first signalled request since the last
+     * completion. An unsignalled tail owes none however long it waits, so a
+     * READ posted behind it minutes later starts the clock afresh. */
+    if (sig && ep->unsignalled == busy)
         ep->progress_ns = lc_now_ns();
     if (op == OP_GET || op == OP_FADD || op == OP_CSWAP)
         ep->rdat_end = ep->head + 1;

@@ -93,7 +93,7 @@ struct rdma_ep {
     uint64_t head, tail;      /* next sequence to post; oldest not completed */
     uint32_t unsignalled;     /* requests posted since the last signalled one */
     uint64_t rdat_end;        /* 1 + the sequence of the last READ or atomic posted (0: none) */
-    uint64_t progress_ns;     /* last completion, or the post that made it busy */
+    uint64_t progress_ns;     /* last completion, or the first signalled post after it */
     bool draining, drained;   /* destroy: marker posted / its completion seen */
     uint64_t drain_seq;
     rdma_peer_t peer;

@@ -23,6 +23,7 @@
  * Usage: rdma_ops [operations] (default 12000). Prints "rdma-ops: ok" or the
  * first failure (exit 1). */
 #include "rdma/rdma.h"
+#include "rdma/rdma_internal.h" /* rdma_iface_check */
 
 #include <locus/heap.h>
 #include <locus/reg.h>
@@ -119,11 +120,13 @@ typedef struct side {
     char *base;
 } side_t;
 
-static void side_open(side_t *s, const char *name)
+static void side_open(side_t *s, const char *name, double stall_s)
 {
     rdma_attr_t a;
     rdma_attr_init(&a);
     CHECK(rdma_attr_from_env(&a) == LOCUS_OK, "LOCUS_RDMA_*");
+    if (stall_s > 0)
+        a.stall_s = stall_s;
     CHECK(rdma_md_open(&a, &s->md) == LOCUS_OK, "%s: rdma_md_open", name);
     locus_heap_attr_t ha;
     locus_heap_attr_init(&ha);
@@ -194,7 +197,7 @@ static void killed_peer(void)
     if (pid == 0) { /* the peer: its own md/heap/iface/ep; waits to be killed */
         close(sv[0]);
         side_t s = {0};
-        side_open(&s, "child");
+        side_open(&s, "child", 0);
         rdma_ep_t *e = new_ep(&s);
         uint8_t mine[RDMA_ADDR_BYTES], theirs[RDMA_ADDR_BYTES];
         rdma_ep_addr(e, mine);
@@ -207,7 +210,7 @@ static void killed_peer(void)
     }
     close(sv[1]);
     side_t s = {0};
-    side_open(&s, "parent");
+    side_open(&s, "parent", 0);
     rdma_ep_t *e = new_ep(&s);
     uint8_t mine[RDMA_ADDR_BYTES], theirs[RDMA_ADDR_BYTES];
     char ready;
@@ -551,6 +554,52 @@ static void destroyed_peer(side_t *s)
     rdma_ep_destroy(x);
 }
 
+/* ---------- 8: a signalled request long after an unsignalled one ---------- */
+
+/* The stall detector (LOCUS_RDMA_STALL) counts from the moment a completion
+ * is owed. An unsignalled put owes none, however long the program then
+ * computes; the flush marker or the READ posted behind it later must get the
+ * full stall time, not be failed at once for the put's age (the SOS bigget
+ * job across the two guests: a barrier WRITE, 36 s of traffic to other PEs,
+ * then quiet's READ failed as a 36 s stall). */
+static void idle_then_request(side_t *peer)
+{
+    side_t q = {0};
+    side_open(&q, "S2", 0.3);
+    rdma_ep_t *x = new_ep(&q), *y = new_ep(peer);
+    connect_pair(x, y);
+    rdma_iface_stats_t a, b;
+    for (int round = 0; round < 2; round++) {
+        rdma_iface_stats(q.ifc, &a);
+        uint64_t v = 0x5eed0000u + (unsigned)round;
+        CHECK(rdma_put(x, &v, 64, 8, NULL) == LOCUS_OK, "put");
+        rdma_iface_stats(q.ifc, &b);
+        CHECK(b.signalled == a.signalled, "the 8-byte put was signalled: the case needs an unsignalled one");
+        usleep(700000); /* idle, no progress, > 2x the stall time */
+        if (round == 0) {
+            /* loopback completes inside ibv_post_send, so the check is
+             * called before any completion is polled, as it is across a
+             * link while the READ is on its way */
+            uint64_t got = 0;
+            rdma_comp_t c = {0};
+            CHECK(rdma_get(x, &got, 64, 8, &c) == LOCUS_OK, "get");
+            rdma_iface_check(q.ifc, true);
+            CHECK(rdma_ep_status(x) == LOCUS_OK, "a get posted 0.7 s after an unsignalled put was failed at once "
+                  "as a stall (stall 0.3 s): %s", locus_last_error());
+            CHECK(rdma_wait(q.ifc, &c) == LOCUS_OK, "get: %s", locus_last_error());
+            CHECK(got == v, "get read %llx, expected %llx", (unsigned long long)got, (unsigned long long)v);
+        } else {
+            CHECK(rdma_iface_flush(q.ifc) == LOCUS_OK, "flush 0.7 s after an unsignalled put, stall 0.3 s: %s",
+                  locus_last_error());
+        }
+    }
+    CHECK(rdma_ep_status(x) == LOCUS_OK, "endpoint failed");
+    printf("idle after an unsignalled put: flush and get 0.7 s later succeed (stall 0.3 s)\n");
+    rdma_ep_destroy(x);
+    rdma_ep_destroy(y);
+    side_close(&q);
+}
+
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IONBF, 0);
@@ -562,8 +611,8 @@ int main(int argc, char **argv)
     killed_peer();
 
     side_t s[2] = {{0}};
-    side_open(&s[0], "S0");
-    side_open(&s[1], "S1");
+    side_open(&s[0], "S0", 0);
+    side_open(&s[1], "S1", 0);
     const rdma_md_info_t *mi = rdma_md_info(s[0].md);
     const rdma_caps_t *caps = rdma_iface_caps(s[0].ifc);
     printf("device %s port %d GID %d; max_inline %u, sq_depth %u, signal every %u, rd_atomic %d, atomics %d "
@@ -581,6 +630,7 @@ int main(int argc, char **argv)
     reuse(s, e01);
     bad_args(s, e01);
     destroyed_peer(s);
+    idle_then_request(&s[1]);
 
     CHECK(rdma_iface_flush(s[0].ifc) == LOCUS_OK && rdma_iface_flush(s[1].ifc) == LOCUS_OK, "final flush");
     rdma_ep_destroy(e01);
