@@ -122,9 +122,13 @@ static bool report_abort(locus_boot_hub_t *hub, bool *said, int *rc)
     if (*said || !locus_boot_hub_aborted(hub, &rank, &status, msg, sizeof msg))
         return false;
     *said = true;
-    fprintf(stderr, "locus run: rank %d aborted the job (status %d): %s\n", rank, status, msg);
+    fprintf(stderr, "locus run: rank %d %s the job (status %d): %s\n", rank, status ? "aborted" : "ended", status,
+            msg);
+    /* the status the process gave is the job's (shmem_global_exit(0) ends
+     * a job successfully, as under Open MPI's oshrun); library errors abort
+     * with 1 */
     if (!*rc)
-        *rc = status & 0xff ? status & 0xff : 1;
+        *rc = status & 0xff;
     return true;
 }
 
