@@ -35,13 +35,32 @@
 # Under TCG only the ratios mean anything.
 #
 #   research/peers/shmem_pair_peers.sh BUILD_DIR [--iters N] [--time S] [--sizes LIST] [--log FILE]
+#                                      [--rounds K]
 #
+# --rounds K (K > 1): only the 8-byte rows, as K interleaved rounds of ib_write_lat,
+# ib_read_lat, shmem p_lat and get_lat; prints each round's ratios, their median and
+# the ratio of the medians.
 # --iters: perftest iterations (200); --time: seconds per shmem_bench / locus bench run
 # (1.0); --sizes: comma list (8,4K,64K). stdout: the RESULT lines of every tool, then
 # "RATIO name=value ..." lines.
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 
+if [ "$1" = guest ] && [ "${SHMEM_ROUNDS:-1}" -gt 1 ]; then
+    # --rounds K: 8 B only, K rounds of (ib_write_lat, ib_read_lat, then shmem p_lat and
+    # get_lat), so each locus figure has its perftest figure from a minute before: TCG's
+    # drift within a boot (perftest alone moved 1.83x) falls on both sides of a ratio
+    export LOCUS_RDMA_TIMEOUT=17
+    r=1
+    while [ $r -le "$SHMEM_ROUNDS" ]; do
+        PEERS_TESTS="write_lat read_lat" PEERS_TAG=r$r sh /bin/pair_peers.sh guest
+        SHMEM_SYMMETRIC_SIZE=128M SHMEM_PAIR_PORT=$((17100 + r)) sh /bin/shmem_pair.sh 1 \
+            /bin/shmem_bench --tests p_lat,get_lat --sizes 8 --time "${SHMEM_TIME:-1.0}" --reps 1 --typical |
+            sed "s/^RESULT /RESULT round=r$r /"
+        r=$((r + 1))
+    done
+    exit 0
+fi
 if [ "$1" = guest ]; then
     T=${SHMEM_TIME:-1.0}
     S=${SHMEM_SIZES:-8,4K,64K}
@@ -67,13 +86,14 @@ build=$1
 [ -n "$build" ] && [ -x "$build/bin/locus" ] && [ -x "$build/bin/locus-oshcc" ] ||
     { echo "usage: $0 BUILD_DIR [--iters N] [--time S] [--sizes LIST] [--log FILE]" >&2; exit 2; }
 shift
-iters=200 time=1.0 sizes=8,4K,64K log=/dev/null
+iters=200 time=1.0 sizes=8,4K,64K log=/dev/null rounds=1
 while [ $# -gt 0 ]; do
     case $1 in
     --iters) iters=$2; shift 2 ;;
     --time) time=$2; shift 2 ;;
     --sizes) sizes=$2; shift 2 ;;
     --log) log=$2; shift 2 ;;
+    --rounds) rounds=$2; shift 2 ;;
     *) echo "shmem_pair_peers: unknown option $1" >&2; exit 2 ;;
     esac
 done
@@ -88,8 +108,41 @@ trap 'rm -rf "$tmp"' EXIT
 # shellcheck disable=SC2086
 pair_boot "$here/shmem_pair_peers.sh" "$out" "$log" --timeout 1500 --mem-per-node 1G \
     --bin "$build/bin/locus" --file "$tmp/shmem_bench:/bin/shmem_bench" $bins \
-    --env PEERS_ITERS="$iters" --env SHMEM_TIME="$time" --env SHMEM_SIZES="$sizes" --env LOCUS_RMA_HEAP_SIZE=64M
+    --env PEERS_ITERS="$iters" --env SHMEM_TIME="$time" --env SHMEM_SIZES="$sizes" --env LOCUS_RMA_HEAP_SIZE=64M \
+    --env SHMEM_ROUNDS="$rounds"
 rc=$?
+if [ "$rounds" -gt 1 ]; then
+    pair_report shmem_pair_peers "$out" "perftest iters $iters, --time $time, 8 B, $rounds interleaved rounds"
+    # per round: locus typical / perftest typical of that round; then the median of
+    # the rounds' ratios and the ratio of the medians
+    grep -E '^\[[AB]\] RESULT' "$out" | sed 's/^\[[AB]\] //' | awk "$PAIR_AWK_VAL"'
+        function median(a, n,   i, j, t) {
+            for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
+            return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+        }
+        / impl=locus / { r = val($0, "round"); loc[val($0, "test"), r] = val($0, "typ"); R[r] = 1 }
+        / tool=ib_(write|read)_lat / {
+            t = val($0, "test"); r = substr(t, index(t, ".") + 1); sub(/[.].*/, "", t); pt[t, r] = val($0, "lat_typ_us")
+        }
+        END {
+            split("p_lat write_lat get_lat read_lat", pair, " ")
+            for (k = 1; k <= 3; k += 2) {
+                n = 0; nl = 0; np = 0
+                for (r in R) {
+                    a = loc[pair[k], r]; b = pt[pair[k + 1], r]
+                    if (a != "" && b > 0) {
+                        q[++n] = a / b; l[++nl] = a; pp[++np] = b
+                        printf "ROUND %s %s/ib_%s=%.3f (%s / %s us)\n", r, pair[k], pair[k + 1], a / b, a, b
+                    }
+                }
+                if (n)
+                    printf "RATIO shmem_%s_8B/ib_%s: median of %d rounds %.3f, ratio of medians %.3f (%.1f / %.1f us) target<=1.2\n",
+                        pair[k], pair[k + 1], n, median(q, n), median(l, nl) / median(pp, np), median(l, nl), median(pp, np)
+                delete q; delete l; delete pp
+            }
+        }' | sort
+    exit $rc
+fi
 pair_report shmem_pair_peers "$out" "perftest iters $iters, --time $time, sizes $sizes"
 # ratios: typical (median) latencies, the means' ratio beside
 grep -E '^\[[AB]\] RESULT' "$out" | sed 's/^\[[AB]\] //' | awk "$PAIR_AWK_VAL"'
