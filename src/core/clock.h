@@ -24,4 +24,16 @@ static inline void lc_sleep_ns(uint64_t ns)
         ;
 }
 
+/* The nap of a poll loop whose wait has lasted `waited_ns`: 1/32 of that,
+ * from min_ns up to 1 ms. A long wait then wakes its CPU rarely (every
+ * wake-up is kernel work on a CPU that a software NIC's transport or an
+ * oversubscribed peer needs: under TCG, a target PE napping 20 us made
+ * Soft-RoCE answer READs ~1.3x slower than an idle one) and notices its
+ * event at most ~3% of the time already waited late. */
+static inline uint64_t lc_backoff_ns(uint64_t waited_ns, uint64_t min_ns)
+{
+    uint64_t ns = waited_ns / 32;
+    return ns < min_ns ? min_ns : ns > 1000000 ? 1000000 : ns;
+}
+
 #endif

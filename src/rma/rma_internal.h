@@ -31,7 +31,8 @@
  * 0) to a local one. */
 #define RMA_PROBE_NS 250000000ull
 /* A barrier waiting this long yields the CPU at each poll, and after
- * RMA_SLEEP_NS sleeps RMA_NAP_NS between polls (sync.c, wait_slot). */
+ * RMA_SLEEP_NS sleeps between polls: RMA_NAP_NS, growing with the wait
+ * (core/clock.h, lc_backoff_ns; sync.c, wait_slot). */
 #define RMA_YIELD_NS 1000000ull
 #define RMA_SLEEP_NS 20000000ull
 #define RMA_NAP_NS 50000ull

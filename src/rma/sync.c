@@ -99,7 +99,7 @@ static locus_status_t wait_slot(locus_rma_t *r, int k, uint64_t epoch)
                 return st;
         }
         if (waited >= RMA_SLEEP_NS)
-            lc_sleep_ns(RMA_NAP_NS);
+            lc_sleep_ns(lc_backoff_ns(waited, RMA_NAP_NS));
         else if (waited >= RMA_YIELD_NS)
             sched_yield();
     }

@@ -2,9 +2,12 @@
  * _some and _vector forms. A wait re-loads the variable with an acquire
  * load (updates come from CPU stores or atomics on this node and from the
  * NIC's writes), relaxes, yields when the node has more PEs than CPUs or
- * the wait is long, and drives locus rma now and then (NIC completions; a
+ * the wait is long, sleeps when it is longer (naps growing with the wait:
+ * core/clock.h, lc_backoff_ns), and drives locus rma now and then (NIC completions; a
  * peer that died ends the wait with a message instead of a hang). */
 #include "shmem/shmem_internal.h"
+
+#include "core/clock.h"
 
 #include <sched.h>
 #include <stdint.h>
@@ -17,14 +20,18 @@
 /* Long waits sleep a little between polls: a PE spinning on every CPU of a
  * node can starve the kernel's own work (Soft-RoCE runs its transport in
  * softirq context: starved, it misses ACK deadlines and the link fails). */
+static _Thread_local uint64_t sleeping_since; /* this thread's current wait began to sleep */
+
 void lshm_relax(const char *call, unsigned *spins)
 {
     unsigned s = ++*spins;
     if ((s & 15u) == 0) /* NIC completions, peers' shared copies (join them soon), liveness */
         lshm_progress(call);
     if (s > SPIN_BEFORE_SLEEP) {
-        struct timespec ts = {0, 20000};
-        nanosleep(&ts, NULL);
+        uint64_t now = lc_now_ns();
+        if (s == SPIN_BEFORE_SLEEP + 1)
+            sleeping_since = now;
+        lc_sleep_ns(lc_backoff_ns(now - sleeping_since, 20000)); /* 20 us, growing to 1 ms */
     } else if (lshm.oversubscribed || s > SPIN_BEFORE_YIELD) {
         sched_yield();
     } else {
