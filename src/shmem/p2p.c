@@ -17,10 +17,11 @@
 #define SPIN_BEFORE_YIELD 2048u
 #define SPIN_BEFORE_SLEEP 65536u /* ~ms of spinning: the wait is long */
 
+static _Thread_local uint64_t sleeping_since; /* this thread's current wait began to sleep */
+
 /* Long waits sleep a little between polls: a PE spinning on every CPU of a
  * node can starve the kernel's own work (Soft-RoCE runs its transport in
  * softirq context: starved, it misses ACK deadlines and the link fails). */
-static _Thread_local uint64_t sleeping_since; /* this thread's current wait began to sleep */
 
 void lshm_relax(const char *call, unsigned *spins)
 {
