@@ -1,8 +1,9 @@
 #!/bin/sh
 # Time to a usable symmetric heap against its floors, one run (docs/PERFORMANCE.md):
 # per size (per PE, 2 PEs), launch to exit, medians of ROUNDS, each timed run right
-# after an untimed one of the same kind (warm memory: this VM hands freed memory back
-# to its host, and cold huge pages fault at ~0.5 GB/s):
+# after WARM untimed ones of the same kind (warm memory: this VM hands freed memory back
+# to its host, and cold huge pages fault at ~0.5 GB/s; after an Open MPI run, locus's
+# shared THP heap needed two runs to be warm again: 1.40, 0.22, 0.07 s at 1 GiB/PE):
 #   locus    bench/shmem/heap_time.c (init, shmem_malloc, memset every byte, barrier)
 #   openmpi  the same source built with Open MPI's oshcc, under oshrun
 #   plain    heap_time --plain: no OpenSHMEM, private anonymous THP + the same memset,
@@ -10,11 +11,12 @@
 #            each page at its first touch, then memset writes it)
 #   zero     the memory-zeroing limit: the heap's parallel THP fault-in of the total
 #            (heap_bench --kinds thp, column "locus"), no write after it
-#   research/peers/heap_floor.sh BUILD_DIR [SIZES (default "1G 4G")] [ROUNDS (default 3)]
+#   research/peers/heap_floor.sh BUILD_DIR [SIZES (default "1G 4G")] [ROUNDS (default 3)] [WARM (default 2)]
 set -u
 build=$(cd "${1:?build dir}" && pwd)
 sizes=${2:-1G 4G}
 rounds=${3:-3}
+warm=${4:-2}
 src=$(cd "$(dirname "$0")/../.." && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -42,7 +44,7 @@ for size in $sizes; do
     for k in $kinds; do eval "t_$k="; done
     for r in $(seq "$rounds"); do
         for k in $kinds; do
-            run "$k" "$size" >/dev/null
+            for w in $(seq "$warm"); do run "$k" "$size" >/dev/null; done
             t=$(run "$k" "$size")
             eval "t_$k=\"\$t_$k $t\""
             echo "RUN size=$size kind=$k round=$r wall=$t"

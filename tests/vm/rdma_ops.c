@@ -120,13 +120,16 @@ typedef struct side {
     char *base;
 } side_t;
 
-static void side_open(side_t *s, const char *name, double stall_s)
+/* stall_s, timeout: 0 keeps LOCUS_RDMA_STALL / LOCUS_RDMA_TIMEOUT */
+static void side_open(side_t *s, const char *name, double stall_s, int timeout)
 {
     rdma_attr_t a;
     rdma_attr_init(&a);
     CHECK(rdma_attr_from_env(&a) == LOCUS_OK, "LOCUS_RDMA_*");
     if (stall_s > 0)
         a.stall_s = stall_s;
+    if (timeout > 0)
+        a.timeout = timeout;
     CHECK(rdma_md_open(&a, &s->md) == LOCUS_OK, "%s: rdma_md_open", name);
     locus_heap_attr_t ha;
     locus_heap_attr_init(&ha);
@@ -197,7 +200,7 @@ static void killed_peer(void)
     if (pid == 0) { /* the peer: its own md/heap/iface/ep; waits to be killed */
         close(sv[0]);
         side_t s = {0};
-        side_open(&s, "child", 0);
+        side_open(&s, "child", 0, 0);
         rdma_ep_t *e = new_ep(&s);
         uint8_t mine[RDMA_ADDR_BYTES], theirs[RDMA_ADDR_BYTES];
         rdma_ep_addr(e, mine);
@@ -210,7 +213,7 @@ static void killed_peer(void)
     }
     close(sv[1]);
     side_t s = {0};
-    side_open(&s, "parent", 0);
+    side_open(&s, "parent", 0, 0);
     rdma_ep_t *e = new_ep(&s);
     uint8_t mine[RDMA_ADDR_BYTES], theirs[RDMA_ADDR_BYTES];
     char ready;
@@ -565,7 +568,7 @@ static void destroyed_peer(side_t *s)
 static void idle_then_request(side_t *peer)
 {
     side_t q = {0};
-    side_open(&q, "S2", 0.3);
+    side_open(&q, "S2", 0.3, 0);
     rdma_ep_t *x = new_ep(&q), *y = new_ep(peer);
     connect_pair(x, y);
     rdma_iface_stats_t a, b;
@@ -600,6 +603,38 @@ static void idle_then_request(side_t *peer)
     side_close(&q);
 }
 
+/* ---------- 9: a peer that drops every packet: the stall detector ---------- */
+
+/* A QP in RESET drops what reaches it without a NAK. With a QP detection
+ * time far beyond the stall time (timeout 20: 4.3 s a try, 30 s in all), the
+ * READ neither completes nor fails in the QP: the stall detector alone ends
+ * the wait, in about the stall time, naming the request. */
+static void silent_peer(side_t *peer)
+{
+    side_t q = {0};
+    side_open(&q, "S3", 0.3, 20);
+    rdma_ep_t *x = new_ep(&q), *y = new_ep(peer);
+    connect_pair(x, y);
+    struct ibv_qp_attr reset = {.qp_state = IBV_QPS_RESET};
+    CHECK(ibv_modify_qp(y->qp, &reset, IBV_QP_STATE) == 0, "peer QP to RESET");
+    uint64_t got = 0;
+    rdma_comp_t c = {0};
+    double t0 = now_s();
+    CHECK(rdma_get(x, &got, 64, 8, &c) == LOCUS_OK, "get");
+    locus_status_t st = rdma_wait(q.ifc, &c);
+    double dt = now_s() - t0;
+    const char *msg = locus_last_error();
+    CHECK(st == LOCUS_ERR_TIMEOUT, "a READ to a silent peer: status %d, expected TIMEOUT (%s)", st, msg);
+    CHECK(strstr(msg, "no completion for") && strstr(msg, "RDMA READ") && strstr(msg, "LOCUS_RDMA_STALL"),
+          "stall message lacks the request or the tunable: %s", msg);
+    CHECK(dt >= 0.3 && dt < 3.0, "silent peer found after %.2f s (stall 0.3 s, the QP's own detection 30 s)", dt);
+    CHECK(c.pending == 0 && rdma_ep_status(x) == LOCUS_ERR_TIMEOUT, "the endpoint did not fail with the request");
+    printf("silent peer (QP in RESET): stall detected after %.2f s: %s\n", dt, msg);
+    rdma_ep_destroy(x);
+    rdma_ep_destroy(y);
+    side_close(&q);
+}
+
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IONBF, 0);
@@ -611,8 +646,8 @@ int main(int argc, char **argv)
     killed_peer();
 
     side_t s[2] = {{0}};
-    side_open(&s[0], "S0", 0);
-    side_open(&s[1], "S1", 0);
+    side_open(&s[0], "S0", 0, 0);
+    side_open(&s[1], "S1", 0, 0);
     const rdma_md_info_t *mi = rdma_md_info(s[0].md);
     const rdma_caps_t *caps = rdma_iface_caps(s[0].ifc);
     printf("device %s port %d GID %d; max_inline %u, sq_depth %u, signal every %u, rd_atomic %d, atomics %d "
@@ -631,6 +666,7 @@ int main(int argc, char **argv)
     bad_args(s, e01);
     destroyed_peer(s);
     idle_then_request(&s[1]);
+    silent_peer(&s[1]);
 
     CHECK(rdma_iface_flush(s[0].ifc) == LOCUS_OK && rdma_iface_flush(s[1].ifc) == LOCUS_OK, "final flush");
     rdma_ep_destroy(e01);
