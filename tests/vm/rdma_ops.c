@@ -18,12 +18,16 @@
  *   6. Bad arguments: clear errors, nothing posted.
  *   7. One side destroyed: the other's pending operations complete with an
  *      error within 2 s; later posts fail at once.
- *   8. Teardown: the device's PD/CQ/QP/MR/context counts (rdma resource
+ *   8. The stall detector (LOCUS_RDMA_STALL, here 0.3 s): a get and a flush
+ *      0.7 s after an unsignalled put are not failed as stalls (the clock
+ *      starts when a completion is owed); a READ to a peer QP in RESET, which
+ *      drops it silently, fails in ~0.3 s naming the request.
+ *   9. Teardown: the device's PD/CQ/QP/MR/context counts (rdma resource
  *      show) are back to where they started.
  * Usage: rdma_ops [operations] (default 12000). Prints "rdma-ops: ok" or the
  * first failure (exit 1). */
 #include "rdma/rdma.h"
-#include "rdma/rdma_internal.h" /* rdma_iface_check */
+#include "rdma/rdma_internal.h" /* rdma_iface_check, ep->qp */
 
 #include <locus/heap.h>
 #include <locus/reg.h>
@@ -557,7 +561,7 @@ static void destroyed_peer(side_t *s)
     rdma_ep_destroy(x);
 }
 
-/* ---------- 8: a signalled request long after an unsignalled one ---------- */
+/* ---------- 8: the stall detector: a signalled request long after an unsignalled one ---------- */
 
 /* The stall detector (LOCUS_RDMA_STALL) counts from the moment a completion
  * is owed. An unsignalled put owes none, however long the program then
@@ -603,7 +607,7 @@ static void idle_then_request(side_t *peer)
     side_close(&q);
 }
 
-/* ---------- 9: a peer that drops every packet: the stall detector ---------- */
+/* ---------- 8: the stall detector: a peer that drops every packet ---------- */
 
 /* A QP in RESET drops what reaches it without a NAK. With a QP detection
  * time far beyond the stall time (timeout 20: 4.3 s a try, 30 s in all), the
