@@ -488,6 +488,15 @@ TEST_F(Dev, AnUnsignalledTailIsNotAStall)
         rdma_iface_check(ifc, true);
     }
     EXPECT_EQ(rdma_ep_status(a), LOCUS_OK) << locus_last_error();
+    // a signalled request posted now owes its completion from now, not from
+    // the unsignalled put 0.3 s ago (loopback completes it inside the post, so
+    // check before polling, as a READ on its way across a link would be)
+    char got[16];
+    rdma_comp_t c = {};
+    ASSERT_EQ(rdma_get(a, got, 8192, sizeof got, &c), LOCUS_OK) << locus_last_error();
+    rdma_iface_check(ifc, true);
+    EXPECT_EQ(rdma_ep_status(a), LOCUS_OK) << "judged by the unsignalled put's age: " << locus_last_error();
+    EXPECT_EQ(rdma_wait(ifc, &c), LOCUS_OK) << locus_last_error();
     EXPECT_EQ(rdma_ep_flush(a), LOCUS_OK) << locus_last_error();
     EXPECT_EQ(stats().failed_eps, 0u);
 }
