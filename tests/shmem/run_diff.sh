@@ -51,10 +51,19 @@ if [ "$kind" = diff ]; then
     else
         mkdir -p "$obuild"
         obin="$obuild/$name"
-        # build once per source change (a lock: tests of one program run in parallel)
+        # build once per change of the source or a file it includes with "" (a
+        # lock: tests of one program run in parallel)
+        stale() {
+            [ -x "$obin" ] || return 0
+            [ "$src" -nt "$obin" ] && return 0
+            for inc in tcommon.h $(sed -n 's/^#include "\(.*\)".*/\1/p' "$src"); do
+                [ "$(dirname "$src")/$inc" -nt "$obin" ] && return 0
+            done
+            return 1
+        }
         (
             flock 9
-            if [ ! -x "$obin" ] || [ "$src" -nt "$obin" ] || [ "$(dirname "$src")/tcommon.h" -nt "$obin" ]; then
+            if stale; then
                 oshcc -O1 -o "$obin.tmp" "$src" -I"$(dirname "$src")" -lpthread -lm && mv "$obin.tmp" "$obin"
             fi
         ) 9>"$obuild/.$name.lock"
