@@ -12,17 +12,16 @@
 #include <sched.h>
 #include <stdint.h>
 #include <stdlib.h>
-#include <time.h>
 
 #define SPIN_BEFORE_YIELD 2048u
 #define SPIN_BEFORE_SLEEP 65536u /* ~ms of spinning: the wait is long */
 
 static _Thread_local uint64_t sleeping_since; /* this thread's current wait began to sleep */
 
-/* Long waits sleep a little between polls: a PE spinning on every CPU of a
- * node can starve the kernel's own work (Soft-RoCE runs its transport in
- * softirq context: starved, it misses ACK deadlines and the link fails). */
-
+/* Long waits sleep between polls, naps growing with the wait: a PE spinning
+ * on every CPU of a node can starve the kernel's own work (Soft-RoCE runs its
+ * transport in softirq context: starved, it misses ACK deadlines and the
+ * link fails; woken every 20 us, it answered READs 1.2-1.3x slower). */
 void lshm_relax(const char *call, unsigned *spins)
 {
     unsigned s = ++*spins;

@@ -34,13 +34,13 @@
         CHECK(shmem_##NAME##_wait_until_some(iv, N, idx, allx, SHMEM_CMP_EQ, 0) == 0, "wait_until_some excluded"); \
         shmem_barrier_all();                                                                      \
         /* any: only element 5 is set */                                                          \
-        shmem_##NAME##_##SET(&iv[5], 1, right);                                              \
+        shmem_##NAME##_##SET(&iv[5], 1, right);                                                   \
         CHECK(shmem_##NAME##_wait_until_any(iv, N, NULL, SHMEM_CMP_EQ, 1) == 5, "wait_until_any"); \
         CHECK(shmem_##NAME##_test_any(iv, N, NULL, SHMEM_CMP_EQ, 1) == 5, "test_any");            \
         shmem_barrier_all();                                                                      \
         /* some: 1 and 4 set, then the flag */                                                    \
-        shmem_##NAME##_##SET(&iv[1], 1, right);                                              \
-        shmem_##NAME##_##SET(&iv[4], 1, right);                                              \
+        shmem_##NAME##_##SET(&iv[1], 1, right);                                                   \
+        shmem_##NAME##_##SET(&iv[4], 1, right);                                                   \
         shmem_fence();                                                                            \
         shmem_long_atomic_set(flag, 1, right);                                                    \
         shmem_long_wait_until(flag, SHMEM_CMP_EQ, 1);                                             \
@@ -53,7 +53,7 @@
         shmem_barrier_all();                                                                      \
         /* all: set the rest except 7; with 7 masked, all holds */                                \
         for (int i = 0; i < N - 1; i++)                                                           \
-            shmem_##NAME##_##SET(&iv[i], 1, right);                                          \
+            shmem_##NAME##_##SET(&iv[i], 1, right);                                               \
         status[7] = 1;                                                                            \
         shmem_##NAME##_wait_until_all(iv, N, status, SHMEM_CMP_EQ, 1);                            \
         CHECK(shmem_test_all(iv, N, status, SHMEM_CMP_EQ, 1) == 1, "test_all masked (generic)");  \
@@ -65,10 +65,10 @@
             vals[i] = (TYPE)(i + 10);                                                             \
         CHECK(shmem_##NAME##_test_any_vector(iv, N, NULL, SHMEM_CMP_GE, vals) == SIZE_MAX, "test_any_vector early"); \
         shmem_barrier_all();                                                                      \
-        shmem_##NAME##_##SET(&iv[2], 12, right);                                             \
+        shmem_##NAME##_##SET(&iv[2], 12, right);                                                  \
         CHECK(shmem_##NAME##_wait_until_any_vector(iv, N, NULL, SHMEM_CMP_GE, vals) == 2, "wait_until_any_vector"); \
         shmem_barrier_all();                                                                      \
-        shmem_##NAME##_##SET(&iv[6], 16, right);                                             \
+        shmem_##NAME##_##SET(&iv[6], 16, right);                                                  \
         shmem_fence();                                                                            \
         shmem_long_atomic_set(flag, 2, right);                                                    \
         shmem_long_wait_until(flag, SHMEM_CMP_EQ, 2);                                             \
@@ -77,7 +77,7 @@
         CHECK(shmem_##NAME##_test_some_vector(iv, N, idx, NULL, SHMEM_CMP_GE, vals) == 2, "test_some_vector"); \
         shmem_barrier_all();                                                                      \
         for (int i = 0; i < N; i++)                                                               \
-            shmem_##NAME##_##SET(&iv[i], (TYPE)(i + 10), right);                             \
+            shmem_##NAME##_##SET(&iv[i], (TYPE)(i + 10), right);                                  \
         shmem_##NAME##_wait_until_all_vector(iv, N, NULL, SHMEM_CMP_EQ, vals);                    \
         CHECK(shmem_##NAME##_test_all_vector(iv, N, NULL, SHMEM_CMP_EQ, vals) == 1, "test_all_vector"); \
         shmem_barrier_all();                                                                      \
