@@ -334,9 +334,10 @@ static void threads_sort(prof_result_t *r)
  * access sampler lifts its protection, copy-on-write after fork) would
  * otherwise outvote an initialisation that sampling caught only in part: a
  * table initialised once by one thread, then updated by every thread for
- * seconds. Two filters, because samples stand for `period` faults each: a
- * sampled page counts once per process and allocation, and an allocation's
- * first touches stop at its page count. */
+ * seconds. Three filters, because samples stand for `period` faults each: a
+ * sampled page counts once per process and allocation, a page an access
+ * sample found there is touched from then on (present_marks), and an
+ * allocation's first touches stop at its page count. */
 typedef struct {
     uint64_t (*keys)[2]; /* {page + 1, pid:instance + 1}; open addressing, 0 = empty */
     size_t mask;
@@ -389,6 +390,38 @@ static bool first_fault(ctx_t *c, pageset_t *ps, uint64_t *budget, const prof_to
     return true;
 }
 
+/* An access sample that found its page there says the page was touched
+ * before that time, so a later fault on it is a re-fault. These are the
+ * faults the access sampler itself causes: while one thread's handler
+ * restores a page it had protected, other threads touching the page wait in
+ * the kernel and then count a (spurious) minor fault; with every thread
+ * hammering a small table these outnumbered a serial initialisation that
+ * sampling caught only in part. Sorted by time, NULL when there are none. */
+static int cmp_access_time(const void *a, const void *b)
+{
+    const prof_access_t *x = *(const prof_access_t *const *)a, *y = *(const prof_access_t *const *)b;
+    return x->time < y->time ? -1 : x->time > y->time;
+}
+
+static const prof_access_t **present_marks(const prof_session_t *s, size_t *n)
+{
+    *n = 0;
+    const prof_access_t **v = malloc((s->acc.n ? s->acc.n : 1) * sizeof *v);
+    if (!v)
+        return NULL;
+    for (size_t i = 0; i < s->acc.n; i++)
+        if (s->acc.v[i].present && !s->acc.v[i].first)
+            v[(*n)++] = &s->acc.v[i];
+    qsort(v, *n, sizeof *v, cmp_access_time);
+    return v;
+}
+
+static void mark_present(ctx_t *c, pageset_t *ps, const prof_access_t *a)
+{
+    prof_alloc_t *al = alloc_at(c, a->pid, a->addr, a->time);
+    (void)pageset_seen(ps, a->pid, al ? (int64_t)(al - c->s->alloc.v) : -1, a->addr / c->page);
+}
+
 static void touch_one(ctx_t *c, const prof_touch_t *t)
 {
     thread_saw(c, t->pid, t->tid, t->cpu);
@@ -423,18 +456,23 @@ static void touches(ctx_t *c)
     uint64_t *budget = calloc(s->alloc.n ? s->alloc.n : 1, sizeof *budget);
     pageset_t ps = {0};
     /* without memory the filters are skipped, not the samples */
-    if (!pageset_init(&ps, n))
+    if (!pageset_init(&ps, n + s->acc.n)) /* the touches and the access marks */
         ps.keys = NULL;
     /* the rings are drained per cpu: put the samples in time order first */
     if (n)
         qsort(s->touch.v, n, sizeof *s->touch.v, cmp_touch_time);
+    size_t nm = 0, m = 0;
+    const prof_access_t **marks = ps.keys ? present_marks(s, &nm) : NULL;
     for (size_t i = 0; i < n; i++) {
         const prof_touch_t *t = &s->touch.v[i];
+        for (; m < nm && marks[m]->time <= t->time; m++)
+            mark_present(c, &ps, marks[m]);
         if (first_fault(c, &ps, budget, t))
             touch_one(c, t);
         else
             c->r->ft_refaults++;
     }
+    free(marks);
     free(ps.keys);
     free(budget);
     for (size_t v = 0; v < c->r->vars.n; v++)

@@ -44,7 +44,8 @@ typedef struct {
 typedef struct {
     uint64_t time, addr, ip, ret;
     int32_t pid, tid, cpu, node, write;
-    bool first; /* the sampled access was the page's first touch (initialisation, not use) */
+    bool first;   /* the sampled access was the page's first touch (initialisation, not use) */
+    bool present; /* the page was there at `time`: later faults on it are not first touches */
 } prof_access_t;
 
 typedef struct {

@@ -205,6 +205,7 @@ static void parse_pmu_sample(prof_session_t *s, rd_t *r, uint64_t st)
     if (remote < 0 || !a.addr)
         return; /* not a memory access, or the source is unknown */
     a.node = remote ? PROF_NODE_REMOTE : PROF_NODE_LOCAL;
+    a.present = true; /* a retired load or store had its page */
     s->pmu_samples++;
     VEC_PUSH(s->acc, a);
 }

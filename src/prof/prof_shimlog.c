@@ -128,7 +128,8 @@ static void on_record(prof_session_t *s, int *pid, const lprof_hdr_t *h, size_t 
     case LPROF_REC_ACCESS: {
         const lprof_access_t *r = (const void *)h;
         prof_access_t a = {r->time, r->addr, r->ip, r->ret, *pid, r->tid, r->cpu, r->node,
-                           r->write < 0 ? -1 : (r->write & 1), r->write >= 0 && (r->write & 2)};
+                           r->write < 0 ? -1 : (r->write & 1), r->write >= 0 && (r->write & 2),
+                           r->write >= 0 && (r->write & 4)};
         VEC_PUSH(s->acc, a);
         break;
     }

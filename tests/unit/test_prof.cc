@@ -99,8 +99,10 @@ TEST(ProfShimLog, AllocFreePagesAccess)
     int8_t nodes[4] = {0, 1, 1, -1};
     memcpy(pg.nodes, nodes, 4);
     fwrite(&pg, sizeof pg, 1, f);
-    lprof_access_t ac{{LPROF_REC_ACCESS, sizeof ac}, 35, 0x100010, 0x4000, 43, 1, 0, 1, 0};
+    lprof_access_t ac{{LPROF_REC_ACCESS, sizeof ac}, 35, 0x100010, 0x4000, 43, 1, 0, 1 | 4, 0};
     fwrite(&ac, sizeof ac, 1, f);
+    lprof_access_t ac2{{LPROF_REC_ACCESS, sizeof ac2}, 36, 0x100020, 0x4000, 43, 1, -1, 2, 0};
+    fwrite(&ac2, sizeof ac2, 1, f);
     lprof_free_t fr{{LPROF_REC_FREE, sizeof fr}, 40, 0x100000, 42, 0};
     fwrite(&fr, sizeof fr, 1, f);
     lprof_hdr_t bad{LPROF_REC_ALLOC, 2}; // damaged tail: ignored
@@ -120,9 +122,15 @@ TEST(ProfShimLog, AllocFreePagesAccess)
     EXPECT_EQ(al.place[0], 64u); // one sampled page per 64
     EXPECT_EQ(al.place[1], 128u);
     EXPECT_EQ(al.place_absent, 64u);
-    ASSERT_EQ(s->acc.n, 1u);
+    ASSERT_EQ(s->acc.n, 2u);
     EXPECT_EQ(s->acc.v[0].tid, 43);
     EXPECT_EQ(s->acc.v[0].node, 0);
+    EXPECT_EQ(s->acc.v[0].write, 1);
+    EXPECT_TRUE(s->acc.v[0].present);
+    EXPECT_FALSE(s->acc.v[0].first);
+    EXPECT_EQ(s->acc.v[1].write, 0);
+    EXPECT_TRUE(s->acc.v[1].first);
+    EXPECT_FALSE(s->acc.v[1].present);
     EXPECT_EQ(s->shim_procs, 1);
     free(s->alloc.v);
     free(s->acc.v);
@@ -255,9 +263,26 @@ static prof_session_t *one_alloc_session(uint64_t base, uint64_t pages)
     return s;
 }
 
+static void push_access(prof_session_t *s, uint64_t time, uint64_t addr, bool first, bool present)
+{
+    prof_access_t a{};
+    a.time = time;
+    a.addr = addr;
+    a.ip = 0x3000;
+    a.pid = 7;
+    a.tid = 8;
+    a.cpu = -1;
+    a.node = present ? 0 : -1;
+    a.write = 1;
+    a.first = first;
+    a.present = present;
+    push(s->acc, a);
+}
+
 static void free_session(prof_session_t *s, prof_result_t *r)
 {
     prof_result_free(r);
+    free(s->acc.v);
     free(s->touch.v);
     free(s->alloc.v);
     free(s);
@@ -300,6 +325,39 @@ TEST(ProfAnalyze, FirstTouchesStopAtTheAllocationsPageCount)
     ASSERT_EQ(r.vars.n, 1u);
     EXPECT_EQ(r.vars.v[0].ft_pages, 12u);
     EXPECT_EQ(r.ft_refaults, 2u);
+    free_session(s, &r);
+}
+
+// An access sample that found its page there makes later faults on that
+// page re-faults, even on pages no first-touch sample saw and with the
+// allocation's budget not spent: the spurious faults of threads that waited
+// while the access sampler restored a page (a shared table, vm_prof_table).
+// An access that was the page's first touch, or whose page state is
+// unknown, marks nothing; a fault before the access is still a first touch.
+TEST(ProfAnalyze, FaultsAfterAnAccessSampleFoundThePageAreRefaults)
+{
+    const uint64_t base = 0x40000000;
+    prof_session_t *s = one_alloc_session(base, 8);
+    push_touch(s, 100, base, 1, 0x1000); // the init, caught on 2 pages of 8
+    push_touch(s, 101, base + 4096, 1, 0x1000);
+    for (uint64_t p = 2; p < 6; p++)
+        push_access(s, 500 + p, base + p * 4096 + 64, false, true);
+    push_access(s, 500, base + 6 * 4096, true, false); // its first touch
+    push_access(s, 501, base + 7 * 4096, false, false); // move_pages failed
+    push_touch(s, 400, base + 5 * 4096, 1, 0x1000);     // before its access
+    for (uint64_t p = 2; p < 8; p++)
+        push_touch(s, 600 + p, base + p * 4096, 1, 0x2000); // the update loop
+    prof_result_t r;
+    prof_analyze(s, &r);
+    ASSERT_EQ(r.vars.n, 1u);
+    EXPECT_EQ(r.ft_refaults, 4u); // pages 2..5 after their access samples
+    EXPECT_EQ(r.vars.v[0].ft_pages, 5u);
+    ASSERT_EQ(r.vars.v[0].ft_sites.n, 2u);
+    uint64_t init = 0, loop = 0;
+    for (size_t k = 0; k < r.vars.v[0].ft_sites.n; k++)
+        (strstr(r.vars.v[0].ft_sites.v[k].loc, "0x1000") ? init : loop) += r.vars.v[0].ft_sites.v[k].count;
+    EXPECT_EQ(init, 3u);
+    EXPECT_EQ(loop, 2u); // pages 6 and 7: their accesses did not see them there
     free_session(s, &r);
 }
 

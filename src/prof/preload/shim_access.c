@@ -94,7 +94,9 @@ static int is_recent(uintptr_t page)
     return 0;
 }
 
-static void record_access(uintptr_t addr, uintptr_t page, const ucontext_t *uc)
+/* t: taken before the page was restored, so every fault the restore lets
+ * through (another thread's access that waited on it) comes after it. */
+static void record_access(uint64_t t, uintptr_t addr, uintptr_t page, const ucontext_t *uc)
 {
     uint64_t h = atomic_load(&acc_head);
     do {
@@ -112,10 +114,11 @@ static void record_access(uintptr_t addr, uintptr_t page, const ucontext_t *uc)
         status = -1;
     else
         first = status == -ENOENT; /* not there yet: this access places it */
-    s->r = (lprof_access_t){{LPROF_REC_ACCESS, sizeof(lprof_access_t)}, lc_now_ns(), addr,
+    s->r = (lprof_access_t){{LPROF_REC_ACCESS, sizeof(lprof_access_t)}, t, addr,
                             (uint64_t)uc->uc_mcontext.gregs[REG_RIP], (int32_t)syscall(SYS_gettid),
                             (int32_t)cpu, status < 0 ? -1 : status,
-                            ((uc->uc_mcontext.gregs[REG_ERR] & 2) ? 1 : 0) | (first ? 2 : 0),
+                            ((uc->uc_mcontext.gregs[REG_ERR] & 2) ? 1 : 0) | (first ? 2 : 0) |
+                                (status >= 0 ? 4 : 0),
                             *(const uint64_t *)uc->uc_mcontext.gregs[REG_RSP]};
     atomic_store_explicit(&s->seq, h + 1, memory_order_release);
     __atomic_fetch_add(&S.stats.samples, 1, __ATOMIC_RELAXED);
@@ -148,8 +151,9 @@ static int claim(uintptr_t addr, const ucontext_t *uc)
         uintptr_t v = atomic_load(&slot_page[i]);
         if ((v & ~SLOT_STATE) != page)
             continue;
+        uint64_t t = lc_now_ns();
         if (!(v & SLOT_STATE) && release_slot(i, page))
-            record_access(addr, page, uc);
+            record_access(t, addr, page, uc);
         return 1;
     }
     return 0;

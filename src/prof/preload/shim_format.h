@@ -64,7 +64,8 @@ typedef struct {
     lprof_hdr_t h;
     uint64_t time, addr, ip;
     int32_t tid, cpu, node, write; /* node of the page (-1 unknown); write: bit 0 a write (-1 unknown),
-                                    * bit 1 the page was not there yet: the access was its first touch */
+                                    * bit 1 the page was not there yet: the access was its first touch,
+                                    * bit 2 the page was there (move_pages gave its node) */
     uint64_t ret;                  /* the word at the stack pointer: the return address in a leaf function */
 } lprof_access_t;
 
