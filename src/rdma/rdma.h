@@ -213,7 +213,11 @@ locus_status_t rdma_ep_flush(rdma_ep_t *ep);
  * may pass an RDMA READ or atomic still in flight, so then ep is flushed.
  * (IBV_SEND_FENCE on the next request would order it in the NIC without
  * waiting, but Soft-RoCE in Debian 12's kernel stalled QPs with it: 30 s
- * without a completion in vm_shmem_pair_4pes.) OK or the ep's error. */
+ * without a completion in vm_shmem_pair_4pes. Its 6.1 source can lose the
+ * wake-up: rxe_req parks a fenced request (wait_fence) after reading
+ * rd_atomic, and only a later completion in rxe_comp, or another post,
+ * runs it again; a READ that completes between the two leaves it parked
+ * while the program waits in quiet.) OK or the ep's error. */
 locus_status_t rdma_ep_fence(rdma_ep_t *ep);
 /* Pending operations complete with LOCUS_ERR_BUSY; the QP is drained and
  * destroyed. Safe with NULL. */
