@@ -15,9 +15,10 @@
  * child gets a private copy back (pthread_atfork), so a child never writes
  * into its parent's globals.
  *
- * Other nodes: the segment is also exposed to locus rma as a region (NIC
- * access to regions is on locus rma's list; until then such calls fail with
- * a message naming the address). */
+ * Other nodes: the segment is also exposed to locus rma as a region
+ * (locus_rma_region_add), which registers it with the NIC and exchanges it
+ * as one more remote window of each endpoint (src/rma/region.c), so puts,
+ * gets and atomics on globals reach PEs of other nodes too. */
 
 #include "shmem/shmem_internal.h"
 
