@@ -375,10 +375,19 @@ static int cmp_touch_time(const void *a, const void *b)
 }
 
 /* false for a fault on a page this allocation (or process) already had */
+/* The allocation instance of (pid, addr) at `time` for the page sets, -1 none. */
+static int64_t alloc_inst(ctx_t *c, int pid, uint64_t addr, uint64_t time, prof_alloc_t **out)
+{
+    prof_alloc_t *a = alloc_at(c, pid, addr, time);
+    if (out)
+        *out = a;
+    return a ? (int64_t)(a - c->s->alloc.v) : -1;
+}
+
 static bool first_fault(ctx_t *c, pageset_t *ps, uint64_t *budget, const prof_touch_t *t)
 {
-    prof_alloc_t *a = alloc_at(c, t->pid, t->addr, t->time);
-    int64_t inst = a ? (int64_t)(a - c->s->alloc.v) : -1;
+    prof_alloc_t *a;
+    int64_t inst = alloc_inst(c, t->pid, t->addr, t->time, &a);
     if (ps->keys && pageset_seen(ps, t->pid, inst, t->addr / c->page))
         return false;
     if (!a || !budget)
@@ -418,8 +427,7 @@ static const prof_access_t **present_marks(const prof_session_t *s, size_t *n)
 
 static void mark_present(ctx_t *c, pageset_t *ps, const prof_access_t *a)
 {
-    prof_alloc_t *al = alloc_at(c, a->pid, a->addr, a->time);
-    (void)pageset_seen(ps, a->pid, al ? (int64_t)(al - c->s->alloc.v) : -1, a->addr / c->page);
+    (void)pageset_seen(ps, a->pid, alloc_inst(c, a->pid, a->addr, a->time, NULL), a->addr / c->page);
 }
 
 static void touch_one(ctx_t *c, const prof_touch_t *t)

@@ -151,9 +151,11 @@ static int claim(uintptr_t addr, const ucontext_t *uc)
         uintptr_t v = atomic_load(&slot_page[i]);
         if ((v & ~SLOT_STATE) != page)
             continue;
-        uint64_t t = lc_now_ns();
-        if (!(v & SLOT_STATE) && release_slot(i, page))
-            record_access(t, addr, page, uc);
+        if (!(v & SLOT_STATE)) {
+            uint64_t t = lc_now_ns(); /* before the restore: see record_access */
+            if (release_slot(i, page))
+                record_access(t, addr, page, uc);
+        }
         return 1;
     }
     return 0;
