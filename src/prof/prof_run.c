@@ -413,46 +413,118 @@ locus_status_t prof_session_finish(prof_session_t *s)
     return st;
 }
 
-locus_status_t locus_prof_run(const locus_prof_options_t *opt, char *const argv[], int *exit_status)
+/* The options that need no program to check: the sampler set (its mask
+ * into *mask), the rates, the depth. */
+static locus_status_t check_options(const locus_prof_options_t *opt, char *const argv[], int *mask)
 {
     if (!argv || !argv[0] || !argv[0][0])
         return lc_err(LOCUS_ERR_INVALID, "no program given: expected -- PROGRAM [ARGS...]");
-    int mask = samplers_mask(opt->samplers ? opt->samplers : "auto");
-    if (mask < 0)
+    *mask = samplers_mask(opt->samplers ? opt->samplers : "auto");
+    if (*mask < 0)
         return lc_err(LOCUS_ERR_INVALID, "samplers '%s': expected %s", opt->samplers, SAMPLERS_ACCEPTED);
     if (opt->ft_period == 0 && opt->ft_rate < 1)
         return lc_err(LOCUS_ERR_INVALID, "first-touch rate 0 with period 0: expected a rate >= 1 sample/s");
     if (opt->depth < 1 || opt->depth > PROF_MAX_CHAIN)
         return lc_err(LOCUS_ERR_INVALID, "depth %d: expected 1..%d", opt->depth, PROF_MAX_CHAIN);
-    char path[4096];
-    locus_status_t st = resolve_program(argv[0], path, sizeof path);
-    if (st != LOCUS_OK)
-        return st;
+    return LOCUS_OK;
+}
+
+/* In an MPI job other ranks read this process's memory (process_vm_readv
+ * for single-copy transfers, RDMA registration): a protected page would
+ * fail their call. The access sampler runs there only when asked for. */
+static int mpi_job_samplers(prof_session_t *s, int mask)
+{
+    const char *asked = s->opt.samplers ? s->opt.samplers : "auto";
+    if (s->job.rank < 0 || strcmp(asked, "auto") || !(mask & 2))
+        return mask;
+    snprintf(s->acc_detail, sizeof s->acc_detail,
+             "off in an MPI job (%s is set): other ranks may read this process's memory directly; "
+             "--samplers first-touch,access turns it on", s->job.var);
+    return mask & ~2;
+}
+
+/* The first-touch sampler (software page-fault events) and, on top of it,
+ * the PMU sampler where the machine has one; what each is goes into the
+ * report's header. Failing to open them is a note, not an error: the shim
+ * still records placement. */
+static prof_perf_t *open_samplers(prof_session_t *s, int mask, pid_t child)
+{
+    prof_perf_t *perf = NULL;
+    if (!(mask & 1)) {
+        snprintf(s->ft_detail, sizeof s->ft_detail, "off (not selected)");
+        return NULL;
+    }
+    if (prof_perf_open(s, child, &perf) != LOCUS_OK) {
+        snprintf(s->ft_detail, sizeof s->ft_detail, "unavailable: %s", locus_last_error());
+        prof_note(s, "first-touch sampler unavailable (%s); placement comes from the shim only",
+                  locus_last_error());
+        return NULL;
+    }
+    s->ft_on = true;
+    const char *phys = s->ft_phys ? ", physical addresses" : "";
+    if (s->ft_period)
+        snprintf(s->ft_detail, sizeof s->ft_detail,
+                 "software event PAGE_FAULTS_MIN, 1 sample per %llu first touches, one event per cpu%s",
+                 (unsigned long long)s->ft_period, phys);
+    else
+        snprintf(s->ft_detail, sizeof s->ft_detail,
+                 "software event PAGE_FAULTS_MIN, <= %llu samples/s per cpu (period adapted by the kernel, "
+                 "samples weighted by it), one event per cpu%s",
+                 (unsigned long long)s->opt.ft_rate, phys);
+    if (mask & 4)
+        s->pmu_on = prof_perf_open_pmu(s, child, perf) > 0;
+    return perf;
+}
+
+/* Releases the forked child into exec and supervises it to its end, with
+ * the terminal's SIGINT/SIGQUIT going to the program, not to us; its wait
+ * status into *status. Fails when exec failed. */
+static locus_status_t run_program(prof_session_t *s, prof_perf_t *perf, pid_t child, int go, int err,
+                                  const char *prog, int *status)
+{
+    void (*oint)(int) = signal(SIGINT, SIG_IGN);
+    void (*oquit)(int) = signal(SIGQUIT, SIG_IGN);
+    s->t_start = lc_now_ns();
+    if (write(go, "g", 1) < 0) {
+        /* the child is gone already: supervise() gets its status, which says why */
+    }
+    close(go);
+    *status = supervise(s, perf, child);
+    s->t_end = lc_now_ns();
+    signal(SIGINT, oint);
+    signal(SIGQUIT, oquit);
+    int e = 0;
+    ssize_t got = read(err, &e, sizeof e);
+    close(err);
+    if (got == (ssize_t)sizeof e) /* exec failed after all */
+        return e == ENOENT ? lc_err(LOCUS_ERR_NOT_FOUND, "program '%s' not found", prog)
+                           : lc_err_errno(LOCUS_ERR_PERMISSION, e, "cannot execute '%s'", prog);
+    return LOCUS_OK;
+}
+
+/* Checks the output pattern (%r/%p/%h) before anything runs. */
+static locus_status_t check_output_pattern(const locus_prof_options_t *opt, const prof_job_t *job)
+{
+    char probe[4096];
+    if (!opt->output)
+        return LOCUS_OK;
+    locus_status_t st = prof_output_path(opt->output, job, 0, probe, sizeof probe);
+    return st != LOCUS_OK ? st : check_output(probe);
+}
+
+static locus_status_t session_new(const locus_prof_options_t *opt, char *const argv[], prof_session_t **out)
+{
     prof_job_t job;
     prof_job_detect(&job);
-    char probe[4096];
-    if (opt->output) { /* %r/%p/%h: the pattern is checked before anything runs */
-        if ((st = prof_output_path(opt->output, &job, 0, probe, sizeof probe)) != LOCUS_OK)
-            return st;
-        if ((st = check_output(probe)) != LOCUS_OK)
-            return st;
-    }
-
+    locus_status_t st = check_output_pattern(opt, &job);
+    if (st != LOCUS_OK)
+        return st;
     prof_session_t *s = calloc(1, sizeof *s);
     if (!s)
         return lc_err(LOCUS_ERR_NO_MEMORY, "profiler session");
     s->opt = *opt;
     s->job = job;
     s->argv = (char **)argv;
-    /* In an MPI job other ranks read this process's memory (process_vm_readv
-     * for single-copy transfers, RDMA registration): a protected page would
-     * fail their call. The access sampler runs there only when asked for. */
-    if (job.rank >= 0 && !strcmp(opt->samplers ? opt->samplers : "auto", "auto") && (mask & 2)) {
-        mask &= ~2;
-        snprintf(s->acc_detail, sizeof s->acc_detail,
-                 "off in an MPI job (%s is set): other ranks may read this process's memory directly; "
-                 "--samplers first-touch,access turns it on", job.var);
-    }
     s->ft_period = opt->ft_period;
     if ((st = locus_topo_load(&s->topo)) != LOCUS_OK) {
         free(s);
@@ -460,6 +532,20 @@ locus_status_t locus_prof_run(const locus_prof_options_t *opt, char *const argv[
     }
     s->nnodes = locus_topo_num_nodes(s->topo);
     session_dir(s);
+    *out = s;
+    return LOCUS_OK;
+}
+
+locus_status_t locus_prof_run(const locus_prof_options_t *opt, char *const argv[], int *exit_status)
+{
+    int mask = 0;
+    char path[4096];
+    prof_session_t *s = NULL;
+    locus_status_t st = check_options(opt, argv, &mask);
+    if (st != LOCUS_OK || (st = resolve_program(argv[0], path, sizeof path)) != LOCUS_OK ||
+        (st = session_new(opt, argv, &s)) != LOCUS_OK)
+        return st;
+    mask = mpi_job_samplers(s, mask);
     if ((st = preload_path(s)) != LOCUS_OK)
         goto out;
 
@@ -479,53 +565,16 @@ locus_status_t locus_prof_run(const locus_prof_options_t *opt, char *const argv[
     close(go[0]);
     close(err[1]);
     if (opt->output) { /* %p is the program's pid */
-        prof_output_path(opt->output, &job, (long)child, s->out_path, sizeof s->out_path);
+        prof_output_path(opt->output, &s->job, (long)child, s->out_path, sizeof s->out_path);
         s->out_pattern = opt->output;
         s->opt.output = s->out_path;
     }
-
-    prof_perf_t *perf = NULL;
-    if (mask & 1) {
-        if (prof_perf_open(s, child, &perf) == LOCUS_OK) {
-            s->ft_on = true;
-            if (s->ft_period)
-                snprintf(s->ft_detail, sizeof s->ft_detail,
-                         "software event PAGE_FAULTS_MIN, 1 sample per %llu first touches, one event per cpu%s",
-                         (unsigned long long)s->ft_period, s->ft_phys ? ", physical addresses" : "");
-            else
-                snprintf(s->ft_detail, sizeof s->ft_detail,
-                         "software event PAGE_FAULTS_MIN, <= %llu samples/s per cpu (period adapted by the kernel, "
-                         "samples weighted by it), one event per cpu%s",
-                         (unsigned long long)s->opt.ft_rate, s->ft_phys ? ", physical addresses" : "");
-        } else {
-            snprintf(s->ft_detail, sizeof s->ft_detail, "unavailable: %s", locus_last_error());
-            prof_note(s, "first-touch sampler unavailable (%s); placement comes from the shim only",
-                      locus_last_error());
-        }
-    } else {
-        snprintf(s->ft_detail, sizeof s->ft_detail, "off (not selected)");
-    }
-    if ((mask & 4) && perf)
-        s->pmu_on = prof_perf_open_pmu(s, child, perf) > 0;
-    void (*oint)(int) = signal(SIGINT, SIG_IGN);
-    void (*oquit)(int) = signal(SIGQUIT, SIG_IGN);
-    s->t_start = lc_now_ns();
-    if (write(go[1], "g", 1) < 0)
-        st = lc_err_errno(LOCUS_ERR_SYSTEM, errno, "releasing the program");
-    close(go[1]);
-    int status = supervise(s, perf, child);
-    s->t_end = lc_now_ns();
-    signal(SIGINT, oint);
-    signal(SIGQUIT, oquit);
+    prof_perf_t *perf = open_samplers(s, mask, child);
+    int status = 0;
+    st = run_program(s, perf, child, go[1], err[0], argv[0], &status);
     prof_perf_close(perf);
-    int e = 0;
-    ssize_t got = read(err[0], &e, sizeof e);
-    close(err[0]);
-    if (got == (ssize_t)sizeof e) { /* exec failed after all */
-        st = e == ENOENT ? lc_err(LOCUS_ERR_NOT_FOUND, "program '%s' not found", argv[0])
-                         : lc_err_errno(LOCUS_ERR_PERMISSION, e, "cannot execute '%s'", argv[0]);
+    if (st != LOCUS_OK)
         goto out;
-    }
     set_exit(s, status);
     *exit_status = s->exit_status;
     st = finish(s, mask, path);

@@ -37,108 +37,137 @@ static locus_status_t read_size(lc_tun_id_t id, uint64_t *out)
     return lc_tun_size(id, out);
 }
 
+typedef struct plan_sizes {
+    uint64_t queue, heap, eager, frag, fbox;
+    int64_t nfb;
+} plan_sizes_t;
+
+/* The sizes asked for (opts, else the tunables), validated. */
+static locus_status_t read_sizes(int nprocs, const locus_shm_opts_t *opts, plan_sizes_t *z)
+{
+    locus_status_t st;
+    z->queue = opts ? opts->queue_bytes : 0;
+    z->heap = opts ? opts->heap_bytes : 0;
+    if (!z->queue && (st = read_size(LC_TUN_SHM_QUEUE, &z->queue)))
+        return st;
+    if (!z->heap && (st = read_size(LC_TUN_SHM_HEAP, &z->heap)))
+        return st;
+    /* found by fuzz_plan: a heap near 2^64 wrapped the segment size */
+    if (z->heap > (1ull << 40))
+        return lc_err(LOCUS_ERR_RANGE, "shared heap %" PRIu64 " bytes per process: expected at most 1 TiB",
+                      z->heap);
+    if ((st = read_size(LC_TUN_SHM_EAGER, &z->eager)) || (st = read_size(LC_TUN_SHM_FRAG, &z->frag)))
+        return st;
+    if (!z->queue)
+        z->queue = auto_queue(nprocs);
+    if (z->queue < 4096 || (z->queue & (z->queue - 1)) || z->queue > (1ull << 34))
+        return lc_err(LOCUS_ERR_INVALID, "queue %" PRIu64 " bytes: expected a power of two in [4K, 16G]",
+                      z->queue);
+    if ((st = lc_tun_int(LC_TUN_SHM_FBOXES, &z->nfb)) || (st = read_size(LC_TUN_SHM_FBOX, &z->fbox)))
+        return st;
+    if (z->fbox && (z->fbox < 512 || (z->fbox & (z->fbox - 1)) || z->fbox > (1u << 20)))
+        return lc_err(LOCUS_ERR_INVALID,
+                      "fast box %" PRIu64 " bytes: expected a power of two in [512, 1M] (0 = auto)", z->fbox);
+    return LOCUS_OK;
+}
+
+/* The sizes that follow from those asked for: eager messages and fragments
+ * at most a quarter of a queue, the heap in whole pages, and how many fast
+ * boxes per process and how big. LOCUS_SHM_FBOX (default 64
+ * KiB, `locus tune` may measure another), halved while all boxes of the node
+ * exceed 16 MiB, never below 512 B (then fewer boxes): 1024 processes -> 32 x
+ * 512 B. So a value measured with 2 processes cannot blow up the segment of
+ * 1024. 64 KiB rather than 16: a streaming sender stays further ahead of its
+ * receiver (2 processes: 1 KiB rate +6 %, 4 KiB +4 %; 128 KiB gave 1 KiB +11 %
+ * but 4 KiB -4 %). */
+static void derive_sizes(int nprocs, plan_sizes_t *z)
+{
+    if (z->nfb > nprocs - 1)
+        z->nfb = nprocs - 1;
+    if (z->nfb > 0) {
+        if (!z->fbox)
+            z->fbox = 64u << 10;
+        while (z->fbox > 512 && (uint64_t)nprocs * (uint64_t)z->nfb * z->fbox > (16u << 20))
+            z->fbox >>= 1;
+        while (z->nfb > 0 && (uint64_t)nprocs * (uint64_t)z->nfb * z->fbox > (16u << 20))
+            z->nfb--;
+    }
+    if (z->nfb <= 0)
+        z->fbox = 0, z->nfb = 0;
+    uint64_t quarter = z->queue / 4 - SHMQ_HDR;
+    if (z->eager > quarter)
+        z->eager = quarter;
+    if (z->frag > quarter)
+        z->frag = quarter;
+    z->heap = round_up(z->heap, SHM_PAGE);
+}
+
+/* The segment's layout: [hdr][heaps (page aligned)][procs][queues][fast boxes]. */
+static void fill_layout(int nprocs, const plan_sizes_t *z, locus_shm_plan_t *plan, shm_layout_t *lay)
+{
+    uint64_t fb_per_proc = (uint64_t)z->nfb * (SHMQ_CTL_BYTES + z->fbox);
+    uint64_t off = z->heap ? SHM_PAGE : SHM_HDR_BYTES;
+    lay->heaps = off;
+    off += (uint64_t)nprocs * z->heap;
+    lay->procs = off;
+    off += (uint64_t)nprocs * SHM_PROC_BYTES;
+    lay->queues = off;
+    lay->queue_stride = SHMQ_CTL_BYTES + z->queue;
+    off += (uint64_t)nprocs * lay->queue_stride;
+    lay->fboxes = off;
+    lay->fbox_stride = SHMQ_CTL_BYTES + z->fbox;
+    off += (uint64_t)nprocs * fb_per_proc;
+    plan->segment_bytes = round_up(off, SHM_PAGE);
+    plan->per_process = SHM_PROC_BYTES + SHMQ_CTL_BYTES + z->queue + z->heap + fb_per_proc;
+    lay->ncells = (uint32_t)(z->queue / SHMQ_CELL);
+    lay->frag_bytes = z->frag;
+    uint64_t maxlen = z->eager > z->frag ? z->eager : z->frag;
+    if (maxlen < sizeof(shm_rts_t))
+        maxlen = sizeof(shm_rts_t);
+    lay->max_len = (uint32_t)maxlen;
+}
+
+/* The footprint model: what the segment holds per process and in all, and
+ * what each process keeps privately (queue views, cached heads, send lists,
+ * flags). */
+static void fill_plan(int nprocs, const plan_sizes_t *z, locus_shm_plan_t *plan)
+{
+    memset(plan, 0, sizeof *plan);
+    plan->nprocs = nprocs;
+    plan->queue_bytes = z->queue;
+    plan->eager_bytes = z->eager;
+    plan->heap_bytes = z->heap;
+    plan->control_bytes = SHM_HDR_BYTES + (uint64_t)nprocs * SHM_PROC_BYTES;
+    if (z->heap)
+        plan->control_bytes += SHM_PAGE - SHM_HDR_BYTES; /* alignment gap before the heaps */
+    plan->queue_ctl_bytes = SHMQ_CTL_BYTES;
+    plan->fboxes = (uint32_t)z->nfb;
+    plan->fbox_bytes = z->fbox;
+    if (z->nfb) {
+        uint64_t fmax = z->fbox / 2 - SHMQ_HDR;
+        plan->fbox_eager_bytes = fmax < z->eager ? fmax : z->eager;
+        if (plan->fbox_eager_bytes < sizeof(shm_rts_t))
+            plan->fbox_eager_bytes = sizeof(shm_rts_t);
+    }
+    plan->private_per_process = sizeof(locus_shm_ep_t) +
+                                (uint64_t)nprocs * (sizeof(shmq_t) + sizeof(uint64_t) + sizeof(shm_list_t) +
+                                                    3 * sizeof(bool) + sizeof(pid_t) + sizeof(struct pollfd) +
+                                                    sizeof(shm_fbtx_t) + sizeof(uint64_t)) +
+                                (uint64_t)z->nfb * sizeof(shm_fbrx_t);
+}
+
 locus_status_t shm_plan_layout(int nprocs, const locus_shm_opts_t *opts, locus_shm_plan_t *plan,
                                shm_layout_t *lay)
 {
     if (nprocs < 1 || nprocs > 65536)
         return lc_err(LOCUS_ERR_INVALID, "procs %d: expected 1..65536 local processes", nprocs);
-    uint64_t queue = opts ? opts->queue_bytes : 0, heap = opts ? opts->heap_bytes : 0;
-    uint64_t eager, frag;
-    locus_status_t st;
-    if (!queue && (st = read_size(LC_TUN_SHM_QUEUE, &queue)))
+    plan_sizes_t z;
+    locus_status_t st = read_sizes(nprocs, opts, &z);
+    if (st != LOCUS_OK)
         return st;
-    if (!heap && (st = read_size(LC_TUN_SHM_HEAP, &heap)))
-        return st;
-    /* found by fuzz_plan: a heap near 2^64 wrapped the segment size */
-    if (heap > (1ull << 40))
-        return lc_err(LOCUS_ERR_RANGE, "shared heap %" PRIu64 " bytes per process: expected at most 1 TiB",
-                      heap);
-    if ((st = read_size(LC_TUN_SHM_EAGER, &eager)) || (st = read_size(LC_TUN_SHM_FRAG, &frag)))
-        return st;
-    if (!queue)
-        queue = auto_queue(nprocs);
-    if (queue < 4096 || (queue & (queue - 1)) || queue > (1ull << 34))
-        return lc_err(LOCUS_ERR_INVALID,
-                         "queue %" PRIu64 " bytes: expected a power of two in [4K, 16G]", queue);
-    int64_t nfb;
-    uint64_t fbox;
-    if ((st = lc_tun_int(LC_TUN_SHM_FBOXES, &nfb)) || (st = read_size(LC_TUN_SHM_FBOX, &fbox)))
-        return st;
-    if (fbox && (fbox < 512 || (fbox & (fbox - 1)) || fbox > (1u << 20)))
-        return lc_err(LOCUS_ERR_INVALID,
-                         "fast box %" PRIu64 " bytes: expected a power of two in [512, 1M] (0 = auto)", fbox);
-    if (nfb > nprocs - 1)
-        nfb = nprocs - 1;
-    if (nfb > 0) {
-        /* LOCUS_SHM_FBOX (default 64 KiB, `locus tune` may measure another),
-         * halved while all boxes of the node exceed 16 MiB, never below 512 B
-         * (then fewer boxes): 1024 processes -> 32 x 512 B. So a value measured
-         * with 2 processes cannot blow up the segment of 1024. 64 KiB rather
-         * than 16: a streaming sender stays further ahead of its receiver (2
-         * processes: 1 KiB rate +6 %, 4 KiB +4 %; 128 KiB gave 1 KiB +11 % but
-         * 4 KiB -4 %). */
-        if (!fbox)
-            fbox = 64u << 10;
-        while (fbox > 512 && (uint64_t)nprocs * (uint64_t)nfb * fbox > (16u << 20))
-            fbox >>= 1;
-        while (nfb > 0 && (uint64_t)nprocs * (uint64_t)nfb * fbox > (16u << 20))
-            nfb--;
-    }
-    if (nfb <= 0)
-        fbox = 0, nfb = 0;
-    uint64_t quarter = queue / 4 - SHMQ_HDR;
-    if (eager > quarter)
-        eager = quarter;
-    if (frag > quarter)
-        frag = quarter;
-    heap = round_up(heap, SHM_PAGE);
-
-    memset(plan, 0, sizeof *plan);
-    plan->nprocs = nprocs;
-    plan->queue_bytes = queue;
-    plan->eager_bytes = eager;
-    plan->heap_bytes = heap;
-    plan->control_bytes = SHM_HDR_BYTES + (uint64_t)nprocs * SHM_PROC_BYTES;
-    plan->queue_ctl_bytes = SHMQ_CTL_BYTES;
-    plan->fboxes = (uint32_t)nfb;
-    plan->fbox_bytes = fbox;
-    plan->fbox_eager_bytes = 0;
-    if (nfb) {
-        uint64_t fmax = fbox / 2 - SHMQ_HDR;
-        plan->fbox_eager_bytes = fmax < eager ? fmax : eager;
-        if (plan->fbox_eager_bytes < sizeof(shm_rts_t))
-            plan->fbox_eager_bytes = sizeof(shm_rts_t);
-    }
-    uint64_t fb_per_proc = nfb ? (uint64_t)nfb * (SHMQ_CTL_BYTES + fbox) : 0;
-    plan->per_process = SHM_PROC_BYTES + SHMQ_CTL_BYTES + queue + heap + fb_per_proc;
-    /* Final layout: [hdr][heaps (page aligned)][procs][queues]. */
-    uint64_t off = heap ? SHM_PAGE : SHM_HDR_BYTES; /* heaps page aligned */
-    lay->heaps = off;
-    off += (uint64_t)nprocs * heap;
-    lay->procs = off;
-    off += (uint64_t)nprocs * SHM_PROC_BYTES;
-    lay->queues = off;
-    lay->queue_stride = SHMQ_CTL_BYTES + queue;
-    off += (uint64_t)nprocs * lay->queue_stride;
-    lay->fboxes = off;
-    lay->fbox_stride = SHMQ_CTL_BYTES + fbox;
-    off += (uint64_t)nprocs * fb_per_proc;
-    plan->segment_bytes = round_up(off, SHM_PAGE);
-    if (heap)
-        plan->control_bytes += SHM_PAGE - SHM_HDR_BYTES; /* alignment gap before the heaps */
-    lay->ncells = (uint32_t)(queue / SHMQ_CELL);
-    lay->frag_bytes = frag;
-    uint64_t maxlen = eager > frag ? eager : frag;
-    if (maxlen < sizeof(shm_rts_t))
-        maxlen = sizeof(shm_rts_t);
-    lay->max_len = (uint32_t)maxlen;
-    /* Private bookkeeping per process: queue views, cached heads, send lists, flags. */
-    plan->private_per_process = sizeof(locus_shm_ep_t) +
-                                (uint64_t)nprocs * (sizeof(shmq_t) + sizeof(uint64_t) +
-                                                    sizeof(shm_list_t) + 3 * sizeof(bool) +
-                                                    sizeof(pid_t) + sizeof(struct pollfd) +
-                                                    sizeof(shm_fbtx_t) + sizeof(uint64_t)) +
-                                (uint64_t)nfb * sizeof(shm_fbrx_t);
+    derive_sizes(nprocs, &z);
+    fill_plan(nprocs, &z, plan);
+    fill_layout(nprocs, &z, plan, lay);
     return LOCUS_OK;
 }
 
