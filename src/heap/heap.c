@@ -507,30 +507,48 @@ static locus_status_t interleave_phase(struct locus_heap *h, const locus_topo_t 
 }
 
 /* Slots, cores and threads for the policy; then the parallel fault-in. */
-static locus_status_t fault(struct locus_heap *h, const locus_heap_attr_t *a, const locus_topo_t *topo,
-                            const int *idx, int n, kind_t k)
+/* The fault-in's slots: one per node of the placement, each with its cpus;
+ * a bound heap has one slot, the cpus of all its nodes. */
+typedef struct fault_slots {
+    int n;
+    int cpus[HEAP_PLAN_MAX_SLOTS];
+    const int *list[HEAP_PLAN_MAX_SLOTS];
+    int bind_cpus[1024];
+} fault_slots_t;
+
+static void fault_slots(const locus_heap_attr_t *a, const locus_topo_t *topo, const int *idx, int n,
+                        fault_slots_t *sl)
 {
-    locus_status_t st0 = LOCUS_OK;
-    int nslots = a->policy == LOCUS_HEAP_BIND ? 1 : n;
-    int slot_cpus[HEAP_PLAN_MAX_SLOTS] = {0};
-    const int *slot_list[HEAP_PLAN_MAX_SLOTS] = {0};
-    int bind_cpus[1024], nb = 0;
+    int nb = 0;
+    memset(sl->cpus, 0, sizeof sl->cpus);
+    memset(sl->list, 0, sizeof sl->list);
+    sl->n = a->policy == LOCUS_HEAP_BIND ? 1 : n;
     for (int i = 0; i < n; i++) {
         locus_topo_node_t nd;
         locus_topo_node(topo, idx[i], &nd);
         if (a->policy == LOCUS_HEAP_BIND) {
             /* one slot: the cores of the bound nodes, interleaved node by node */
             for (int c = 0; c < nd.num_cpus && nb < 1024; c++)
-                bind_cpus[nb++] = nd.cpus[c];
+                sl->bind_cpus[nb++] = nd.cpus[c];
         } else {
-            slot_cpus[i] = nd.num_cpus;
-            slot_list[i] = nd.cpus;
+            sl->cpus[i] = nd.num_cpus;
+            sl->list[i] = nd.cpus;
         }
     }
     if (a->policy == LOCUS_HEAP_BIND) {
-        slot_cpus[0] = nb;
-        slot_list[0] = bind_cpus;
+        sl->cpus[0] = nb;
+        sl->list[0] = sl->bind_cpus;
     }
+}
+
+static locus_status_t fault(struct locus_heap *h, const locus_heap_attr_t *a, const locus_topo_t *topo,
+                            const int *idx, int n, kind_t k)
+{
+    locus_status_t st0 = LOCUS_OK;
+    fault_slots_t sl;
+    fault_slots(a, topo, idx, n, &sl);
+    int nslots = sl.n;
+    const int *slot_cpus = sl.cpus;
     int want = a->threads, cores = 0;
     for (int i = 0; i < nslots; i++)
         cores += slot_cpus[i];
@@ -545,7 +563,7 @@ static locus_status_t fault(struct locus_heap *h, const locus_heap_attr_t *a, co
     }
     int nt = heap_plan_threads(nslots, slot_cpus, want, max_threads, home, core);
     for (int t = 0; t < nt; t++)
-        cpus[t] = home[t] >= 0 ? slot_list[home[t]][core[t]]
+        cpus[t] = home[t] >= 0 ? sl.list[home[t]][core[t]]
                                : locus_topo_cpu(topo, core[t] % locus_topo_num_cpus(topo));
     /* local: node j's block is proportional to its threads, so a static
      * schedule over the same threads finds its block on its node */
@@ -584,40 +602,24 @@ out:
     return st0;
 }
 
-static locus_status_t create(struct locus_heap *h, const locus_heap_attr_t *a, const locus_topo_t *topo)
+/* A bound heap must fit the memory of the nodes it is bound to. */
+static locus_status_t check_bind_size(const locus_topo_t *topo, const int *idx, int n, uint64_t size)
 {
-    locus_status_t st;
-    uint64_t size = 0;
-    kind_t k = {LOCUS_PAGES_4K, 4096};
-    int idx[HEAP_PLAN_MAX_SLOTS], n = 0;
-    if ((st = check_attr(a)) || (st = resolve_size(a, &size)))
-        return st;
-    if (a->policy != LOCUS_HEAP_FIRSTTOUCH && (st = resolve_nodes(a, topo, idx, &n)))
-        return st;
-    if (a->policy == LOCUS_HEAP_BIND) {
-        uint64_t mem = 0;
-        for (int i = 0; i < n; i++) {
-            locus_topo_node_t nd;
-            locus_topo_node(topo, idx[i], &nd);
-            mem += nd.memory_bytes;
-        }
-        char b1[32], b2[32];
-        if (mem && size > mem)
-            return lc_err(LOCUS_ERR_RANGE, "size %s: larger than the %s of memory of the bound nodes",
-                             fmt_size(size, b1), fmt_size(mem, b2));
+    uint64_t mem = 0;
+    for (int i = 0; i < n; i++) {
+        locus_topo_node_t nd;
+        locus_topo_node(topo, idx[i], &nd);
+        mem += nd.memory_bytes;
     }
-    char dir[256] = "";
-    if (a->share_name && (st = heap_share_check_name(a->share_name)))
-        return st;
-    if (a->share_name ? (st = resolve_kind_shared(h, a, size, &k, dir, sizeof dir))
-                      : (st = resolve_kind(h, a->pages, topo, size, &k)))
-        return st;
-    h->size = round_up(size, k.page);
-    h->hugetlb = k.kind == LOCUS_PAGES_HUGE2M || k.kind == LOCUS_PAGES_HUGE1G;
-    h->shared = a->share_name != NULL;
-    h->populate = resolve_populate(h, a, k, dir, n);
-    if (h->shared && (st = create_shared(h, a, &k, dir)))
-        return st;
+    char b1[32], b2[32];
+    if (mem && size > mem)
+        return lc_err(LOCUS_ERR_RANGE, "size %s: larger than the %s of memory of the bound nodes",
+                      fmt_size(size, b1), fmt_size(mem, b2));
+    return LOCUS_OK;
+}
+
+static void init_stats(struct locus_heap *h, const locus_heap_attr_t *a, const locus_topo_t *topo, kind_t k)
+{
     locus_heap_stats_t *s = &h->stats;
     s->size = h->size;
     s->policy = a->policy;
@@ -632,14 +634,17 @@ static locus_status_t create(struct locus_heap *h, const locus_heap_attr_t *a, c
         locus_topo_node(topo, i, &nd);
         s->node_os[i] = nd.os_index;
     }
-    double t0 = lc_now_s();
-    if ((st = reserve(h, k)))
-        return st;
-    if ((st = place(h, a, topo, idx, n, k)))
-        return st;
+}
+
+/* After the reservation and placement: eager fault-in, or for a shared heap
+ * at least the allocation (tmpfs allocates at first touch and SIGBUSes when
+ * full: allocate now, fail now). */
+static locus_status_t populate(struct locus_heap *h, const locus_heap_attr_t *a, const locus_topo_t *topo,
+                               const int *idx, int n, kind_t k)
+{
+    locus_heap_stats_t *s = &h->stats;
     double t1 = lc_now_s();
-    s->reserve_s = t1 - t0;
-    s->populate = h->populate;
+    locus_status_t st;
     if (h->populate == LOCUS_POPULATE_EAGER) {
         if ((st = fault(h, a, topo, idx, n, k))) {
             if (!h->shared || st != LOCUS_ERR_NO_MEMORY)
@@ -651,21 +656,61 @@ static locus_status_t create(struct locus_heap *h, const locus_heap_attr_t *a, c
         s->fault_s = lc_now_s() - t1;
         s->gbps = (double)h->size / (s->reserve_s + s->fault_s) / 1e9;
     } else if (h->shared) {
-        /* tmpfs allocates at first touch and SIGBUSes when full: allocate now */
         if ((st = allocate(h, a)))
             return st;
         s->fault_s = lc_now_s() - t1;
     }
-    h->notes_base = h->notes.len;
+    return LOCUS_OK;
+}
+
+static locus_status_t verify(struct locus_heap *h, const locus_heap_attr_t *a)
+{
     if (h->populate != LOCUS_POPULATE_RESERVE || a->policy == LOCUS_HEAP_FIRSTTOUCH ||
         a->verify == LOCUS_VERIFY_NONE)
         return heap_verify_now(h, a->verify);
     /* move_pages sees mapped pages only: residency now, placement later */
-    if ((st = heap_verify_now(h, LOCUS_VERIFY_NONE)))
+    locus_status_t st = heap_verify_now(h, LOCUS_VERIFY_NONE);
+    if (st)
         return st;
     lc_note(&h->notes, "verify %s deferred: no page is mapped before its first touch (locus_heap_verify "
             "after the heap was written checks the placement)", locus_heap_verify_name(a->verify));
     return LOCUS_OK;
+}
+
+static locus_status_t create(struct locus_heap *h, const locus_heap_attr_t *a, const locus_topo_t *topo)
+{
+    locus_status_t st;
+    uint64_t size = 0;
+    kind_t k = {LOCUS_PAGES_4K, 4096};
+    int idx[HEAP_PLAN_MAX_SLOTS], n = 0;
+    if ((st = check_attr(a)) || (st = resolve_size(a, &size)))
+        return st;
+    if (a->policy != LOCUS_HEAP_FIRSTTOUCH && (st = resolve_nodes(a, topo, idx, &n)))
+        return st;
+    if (a->policy == LOCUS_HEAP_BIND && (st = check_bind_size(topo, idx, n, size)))
+        return st;
+    char dir[256] = "";
+    if (a->share_name && (st = heap_share_check_name(a->share_name)))
+        return st;
+    if (a->share_name ? (st = resolve_kind_shared(h, a, size, &k, dir, sizeof dir))
+                      : (st = resolve_kind(h, a->pages, topo, size, &k)))
+        return st;
+    h->size = round_up(size, k.page);
+    h->hugetlb = k.kind == LOCUS_PAGES_HUGE2M || k.kind == LOCUS_PAGES_HUGE1G;
+    h->shared = a->share_name != NULL;
+    h->populate = resolve_populate(h, a, k, dir, n);
+    if (h->shared && (st = create_shared(h, a, &k, dir)))
+        return st;
+    init_stats(h, a, topo, k);
+    double t0 = lc_now_s();
+    if ((st = reserve(h, k)) || (st = place(h, a, topo, idx, n, k)))
+        return st;
+    h->stats.reserve_s = lc_now_s() - t0;
+    h->stats.populate = h->populate;
+    if ((st = populate(h, a, topo, idx, n, k)))
+        return st;
+    h->notes_base = h->notes.len;
+    return verify(h, a);
 }
 
 locus_status_t locus_heap_create(const locus_heap_attr_t *attr, const locus_topo_t *topo,
