@@ -177,8 +177,67 @@ static locus_status_t verify_header(locus_shm_ep_t *ep)
     return LOCUS_OK;
 }
 
+/* Rank 0 writes the header of the fresh (zeroed) segment and marks it ready;
+ * rings need no formatting. */
+static void write_header(locus_shm_ep_t *ep)
+{
+    shm_seg_hdr_t *h = ep->hdr;
+    h->magic = SHM_MAGIC;
+    h->version = SHM_VERSION;
+    h->nprocs = (uint32_t)ep->size;
+    h->segment_bytes = ep->plan.segment_bytes;
+    h->queue_bytes = ep->plan.queue_bytes;
+    h->heap_bytes = ep->plan.heap_bytes;
+    h->eager_bytes = ep->plan.eager_bytes;
+    h->max_len = ep->lay.max_len;
+    h->creator_pid = (uint32_t)getpid();
+    uint64_t salt = 0;
+    if (getrandom(&salt, sizeof salt, 0) != (ssize_t)sizeof salt)
+        salt = lc_now_ns() * 0x9e3779b97f4a7c15ull ^ (uint64_t)getpid();
+    h->salt = salt | (1ull << 63);
+    __atomic_store_n(&h->ready, 1, __ATOMIC_RELEASE);
+}
+
+/* The other ranks wait for rank 0's header (or its death) and check it. */
+static locus_status_t await_header(locus_shm_ep_t *ep, double timeout_s)
+{
+    uint64_t deadline = lc_now_ns() + (uint64_t)(timeout_s * 1e9);
+    while (!__atomic_load_n(&ep->hdr->ready, __ATOMIC_ACQUIRE)) {
+        if (lc_now_ns() > deadline || (ep->hdr->creator_pid && !pid_alive((pid_t)ep->hdr->creator_pid)))
+            return lc_err(LOCUS_ERR_TIMEOUT, "%s: rank 0 never finished setting it up", ep->name);
+        sleep_us(50);
+    }
+    return verify_header(ep);
+}
+
+/* First touch of my own ring, fast-box pool and proc slot by me: their
+ * pages land on my node. Then I count myself in; the last one in unlinks
+ * the name, so nothing can leak from there on. */
+static void join(locus_shm_ep_t *ep)
+{
+    unsigned char *myq = ep->base + ep->lay.queues + (uint64_t)ep->rank * ep->lay.queue_stride;
+    madvise(myq, ep->lay.queue_stride, 23 /* MADV_POPULATE_WRITE */);
+    if (ep->plan.fboxes) { /* madvise wants a page-aligned start */
+        uint64_t fb = ep->lay.fboxes + (uint64_t)ep->rank * ep->plan.fboxes * ep->lay.fbox_stride;
+        uint64_t lo = fb & ~(uint64_t)(SHM_PAGE - 1);
+        madvise(ep->base + lo, fb - lo + ep->plan.fboxes * ep->lay.fbox_stride, 23);
+    }
+    shm_proc_t *me = &ep->procs[ep->rank];
+    int cpu = sched_getcpu();
+    me->cpu = cpu;
+    me->l3 = cpu >= 0 ? lc_sysfs_l3_id(cpu) : -1;
+    __atomic_store_n(&me->state, PROC_ALIVE, __ATOMIC_RELEASE);
+    __atomic_store_n(&me->pid, (int32_t)getpid(), __ATOMIC_RELEASE);
+    uint32_t now = __atomic_add_fetch(&ep->hdr->attached, 1, __ATOMIC_ACQ_REL);
+    if (now == (uint32_t)ep->size) {
+        shm_unlink(ep->name);
+        __atomic_store_n(&ep->hdr->unlinked, 1, __ATOMIC_RELEASE);
+    }
+}
+
 locus_status_t shm_segment_attach(locus_shm_ep_t *ep, const locus_shm_opts_t *opts)
 {
+    (void)opts;
     double timeout_s;
     locus_status_t st = lc_tun_double(LC_TUN_SHM_TIMEOUT, &timeout_s);
     if (st)
@@ -194,68 +253,23 @@ locus_status_t shm_segment_attach(locus_shm_ep_t *ep, const locus_shm_opts_t *op
         if (ep->rank == 0)
             shm_unlink(ep->name);
         return lc_err_errno(LOCUS_ERR_NO_MEMORY, merr, "mmap(%s, %" PRIu64 ")", ep->name,
-                               ep->plan.segment_bytes);
+                            ep->plan.segment_bytes);
     }
     ep->base = m;
     ep->map_bytes = ep->plan.segment_bytes;
     ep->hdr = (shm_seg_hdr_t *)m;
     ep->procs = (shm_proc_t *)(ep->base + ep->lay.procs);
-    if (ep->rank == 0) {
-        /* The file is fresh zeroes: rings need no formatting. */
-        shm_seg_hdr_t *h = ep->hdr;
-        h->magic = SHM_MAGIC;
-        h->version = SHM_VERSION;
-        h->nprocs = (uint32_t)ep->size;
-        h->segment_bytes = ep->plan.segment_bytes;
-        h->queue_bytes = ep->plan.queue_bytes;
-        h->heap_bytes = ep->plan.heap_bytes;
-        h->eager_bytes = ep->plan.eager_bytes;
-        h->max_len = ep->lay.max_len;
-        h->creator_pid = (uint32_t)getpid();
-        uint64_t salt = 0;
-        if (getrandom(&salt, sizeof salt, 0) != (ssize_t)sizeof salt)
-            salt = lc_now_ns() * 0x9e3779b97f4a7c15ull ^ (uint64_t)getpid();
-        h->salt = salt | (1ull << 63);
-        __atomic_store_n(&h->ready, 1, __ATOMIC_RELEASE);
-    } else {
-        uint64_t deadline = lc_now_ns() + (uint64_t)(timeout_s * 1e9);
-        while (!__atomic_load_n(&ep->hdr->ready, __ATOMIC_ACQUIRE)) {
-            if (lc_now_ns() > deadline || (ep->hdr->creator_pid && !pid_alive((pid_t)ep->hdr->creator_pid))) {
-                shm_segment_detach(ep);
-                return lc_err(LOCUS_ERR_TIMEOUT, "%s: rank 0 never finished setting it up", ep->name);
-            }
-            sleep_us(50);
-        }
-        if ((st = verify_header(ep))) {
-            shm_segment_detach(ep);
-            return st;
-        }
+    if (ep->rank == 0)
+        write_header(ep);
+    else if ((st = await_header(ep, timeout_s))) {
+        shm_segment_detach(ep);
+        return st;
     }
-    /* First touch of my own ring and heap by me: their pages land on my node. */
-    unsigned char *myq = ep->base + ep->lay.queues + (uint64_t)ep->rank * ep->lay.queue_stride;
-    madvise(myq, ep->lay.queue_stride, 23 /* MADV_POPULATE_WRITE */);
-    if (ep->plan.fboxes) {
-        /* My fast box pool (madvise wants a page-aligned start). */
-        uint64_t fb = ep->lay.fboxes + (uint64_t)ep->rank * ep->plan.fboxes * ep->lay.fbox_stride;
-        uint64_t lo = fb & ~(uint64_t)(SHM_PAGE - 1);
-        madvise(ep->base + lo, fb - lo + ep->plan.fboxes * ep->lay.fbox_stride, 23);
-    }
-    shm_proc_t *me = &ep->procs[ep->rank];
-    int cpu = sched_getcpu();
-    me->cpu = cpu;
-    me->l3 = cpu >= 0 ? lc_sysfs_l3_id(cpu) : -1;
-    __atomic_store_n(&me->state, PROC_ALIVE, __ATOMIC_RELEASE);
-    __atomic_store_n(&me->pid, (int32_t)getpid(), __ATOMIC_RELEASE);
-    uint32_t now = __atomic_add_fetch(&ep->hdr->attached, 1, __ATOMIC_ACQ_REL);
-    if (now == (uint32_t)ep->size) {
-        shm_unlink(ep->name); /* everybody is in: nothing can leak from here on */
-        __atomic_store_n(&ep->hdr->unlinked, 1, __ATOMIC_RELEASE);
-    }
+    join(ep);
     if ((st = wait_attached(ep, timeout_s))) {
         shm_segment_detach(ep);
         return st;
     }
-    (void)opts;
     return LOCUS_OK;
 }
 
