@@ -30,7 +30,7 @@ static void nodes_str(const mrank_t *r, uint64_t mask, char *buf, size_t cap)
         snprintf(buf, cap, "?");
 }
 
-void merge_print(const merge_t *m, FILE *f)
+static int count_hosts(const merge_t *m)
 {
     int hosts = 0;
     for (size_t i = 0; i < m->ranks.n; i++) {
@@ -39,72 +39,97 @@ void merge_print(const merge_t *m, FILE *f)
             seen |= !strcmp(m->ranks.v[i].host, m->ranks.v[j].host);
         hosts += !seen;
     }
-    fprintf(f, "locus profile: job report of %s — %zu rank%s on %d host%s\n", m->ranks.n ? m->ranks.v[0].cmd : "?",
-            m->ranks.n, m->ranks.n == 1 ? "" : "s", hosts, hosts == 1 ? "" : "s");
+    return hosts;
+}
+
+static void print_ranks(const merge_t *m, FILE *f)
+{
     fprintf(f, "\n  %-5s %-16s %-6s %-12s %-24s %s\n", "rank", "host", "exit", "ran on node", "memory policy",
             "pages local");
     for (size_t i = 0; i < m->ranks.n; i++) {
         const mrank_t *r = &m->ranks.v[i];
-        char nodes[64];
+        char nodes[64], lp[16];
         nodes_str(r, r->run_nodes, nodes, sizeof nodes);
-        char lp[16];
         fprintf(f, "  %-5d %-16.16s %-6d %-12s %-24.24s %s\n", r->rank, r->host, r->exit_status, nodes, r->policy,
                 pct_str(r->local, r->pages, lp, sizeof lp));
     }
+}
+
+/* A variable's line per rank, printed only when the ranks differ in a way
+ * a finding names (imbalance, a remote rank, different access patterns). */
+static void print_var_ranks(const merge_t *m, const mvar_t *v, FILE *f)
+{
+    for (size_t k = 0; k < v->per.n; k++) {
+        const mper_t *p = &v->per.v[k];
+        const mrank_t *r = merge_rank_of(m, p->rank);
+        char pages[128] = "", sz[32], lp[16];
+        for (int n = 0; r && n < r->nnodes && n < 8; n++) {
+            size_t l = strlen(pages);
+            snprintf(pages + l, sizeof pages - l, "%s%llu", n ? "/" : "", (unsigned long long)p->by_node[n]);
+        }
+        merge_human(p->bytes, sz, sizeof sz);
+        const char *why =
+            v->remote_rank && p->pages && merge_pct(p->local, p->pages) < 50 ? "  <- memory away from its threads" : "";
+        fprintf(f, "    rank %-4d %-40s %10s %12s  pages per node %s%s%s%s\n", p->rank, "", sz,
+                pct_str(p->local, p->pages, lp, sizeof lp), pages, why, p->pattern[0] ? "  " : "", p->pattern);
+    }
+}
+
+static void print_vars(const merge_t *m, FILE *f)
+{
     fprintf(f, "\n  %-20s %-6s %-24s %5s %10s %12s\n", "variable", "kind", "site", "ranks", "size", "pages local");
-    int shown = 0;
-    for (size_t i = 0; i < m->vars.n && shown < 20; i++, shown++) {
+    for (size_t i = 0; i < m->vars.n && i < 20; i++) {
         const mvar_t *v = &m->vars.v[i];
-        char sz[32];
+        char sz[32], lp[16];
         merge_human(v->bytes, sz, sizeof sz);
-        char lp[16];
         fprintf(f, "  %-20.20s %-6s %-24.24s %5zu %10s %12s\n", v->name, v->kind, v->site, v->per.n, sz,
                 pct_str(v->local, v->pages, lp, sizeof lp));
-        if (!(v->imbalance || v->remote_rank || v->pattern_differs))
-            continue;
-        for (size_t k = 0; k < v->per.n; k++) {
-            const mper_t *p = &v->per.v[k];
-            const mrank_t *r = merge_rank_of(m, p->rank);
-            char pages[128] = "";
-            for (int n = 0; r && n < r->nnodes && n < 8; n++) {
-                size_t l = strlen(pages);
-                snprintf(pages + l, sizeof pages - l, "%s%llu", n ? "/" : "", (unsigned long long)p->by_node[n]);
-            }
-            merge_human(p->bytes, sz, sizeof sz);
-            const char *why =
-                v->remote_rank && p->pages && merge_pct(p->local, p->pages) < 50 ? "  <- memory away from its threads" : "";
-            fprintf(f, "    rank %-4d %-40s %10s %12s  pages per node %s%s%s%s\n", p->rank, "", sz,
-                    pct_str(p->local, p->pages, lp, sizeof lp), pages, why, p->pattern[0] ? "  " : "", p->pattern);
-        }
+        if (v->imbalance || v->remote_rank || v->pattern_differs)
+            print_var_ranks(m, v, f);
     }
-    for (size_t i = 0; i < m->ranks.n; i++) { /* one access matrix per host */
-        const mrank_t *r = &m->ranks.v[i];
+}
+
+/* The access matrix of one host: the sum over its ranks (rank i is the
+ * host's first). */
+static void print_host_matrix(const merge_t *m, size_t i, FILE *f)
+{
+    const mrank_t *r = &m->ranks.v[i];
+    uint64_t sum[MN][MN] = {{0}};
+    bool any = false;
+    for (size_t j = i; j < m->ranks.n; j++)
+        if (!strcmp(m->ranks.v[j].host, r->host))
+            for (int a = 0; a < r->nnodes; a++)
+                for (int b = 0; b < r->nnodes; b++) {
+                    sum[a][b] += m->ranks.v[j].matrix[a][b];
+                    any |= sum[a][b] != 0;
+                }
+    if (!any)
+        return;
+    fprintf(f, "\n  %s: sampled accesses, thread node (rows) x page node (columns):\n       ", r->host);
+    for (int b = 0; b < r->nnodes; b++)
+        fprintf(f, " %8s%d", "node", r->node_id[b]);
+    fputc('\n', f);
+    for (int a = 0; a < r->nnodes; a++) {
+        fprintf(f, "  node%-2d", r->node_id[a]);
+        for (int b = 0; b < r->nnodes; b++)
+            fprintf(f, " %9llu", (unsigned long long)sum[a][b]);
+        fputc('\n', f);
+    }
+}
+
+void merge_print(const merge_t *m, FILE *f)
+{
+    int hosts = count_hosts(m);
+    fprintf(f, "locus profile: job report of %s — %zu rank%s on %d host%s\n", m->ranks.n ? m->ranks.v[0].cmd : "?",
+            m->ranks.n, m->ranks.n == 1 ? "" : "s", hosts, hosts == 1 ? "" : "s");
+    print_ranks(m, f);
+    print_vars(m, f);
+    for (size_t i = 0; i < m->ranks.n; i++) { /* one access matrix per multi-node host */
         bool first = true;
         for (size_t j = 0; j < i; j++)
-            first &= strcmp(m->ranks.v[j].host, r->host) != 0;
-        if (!first || r->nnodes < 2)
-            continue;
-        uint64_t sum[MN][MN] = {{0}};
-        bool any = false;
-        for (size_t j = i; j < m->ranks.n; j++)
-            if (!strcmp(m->ranks.v[j].host, r->host))
-                for (int a = 0; a < r->nnodes; a++)
-                    for (int b = 0; b < r->nnodes; b++) {
-                        sum[a][b] += m->ranks.v[j].matrix[a][b];
-                        any |= sum[a][b] != 0;
-                    }
-        if (!any)
-            continue;
-        fprintf(f, "\n  %s: sampled accesses, thread node (rows) x page node (columns):\n       ", r->host);
-        for (int b = 0; b < r->nnodes; b++)
-            fprintf(f, " %8s%d", "node", r->node_id[b]);
-        fputc('\n', f);
-        for (int a = 0; a < r->nnodes; a++) {
-            fprintf(f, "  node%-2d", r->node_id[a]);
-            for (int b = 0; b < r->nnodes; b++)
-                fprintf(f, " %9llu", (unsigned long long)sum[a][b]);
-            fputc('\n', f);
-        }
+            first &= strcmp(m->ranks.v[j].host, m->ranks.v[i].host) != 0;
+        if (first && m->ranks.v[i].nnodes >= 2)
+            print_host_matrix(m, i, f);
     }
     fprintf(f, "\n  findings:\n");
     if (!m->findings.n)
@@ -112,7 +137,6 @@ void merge_print(const merge_t *m, FILE *f)
     for (size_t i = 0; i < m->findings.n; i++)
         fprintf(f, "  - %s\n", m->findings.v[i]);
 }
-
 
 locus_status_t merge_write_json(const merge_t *m, const char *path)
 {
