@@ -21,16 +21,40 @@ typedef struct {
 
 /* ---------- naming ---------- */
 
+/* The first plain assignment '=' in [b, e), or NULL. */
+static const char *assignment(const char *line, const char *b, const char *e)
+{
+    for (const char *p = b; p < e; p++)
+        if (*p == '=' && p[1] != '=' && (p == line || !strchr("=!<>+-*/%&|^", p[-1])))
+            return p;
+    return NULL;
+}
+
+/* The assignment that holds the allocation: of the line's statements, the
+ * first whose right-hand side calls something ("size_t n = 1 << 20; char *a
+ * = malloc(n);", "for (i = 0; i < n; i++) t[i] = malloc(m);"), else the
+ * first assignment ("tab[i] = new T[n]"). */
+static const char *alloc_assignment(const char *line)
+{
+    const char *first = NULL;
+    for (const char *s = line; *s;) {
+        const char *end = strchr(s, ';');
+        if (!end)
+            end = s + strlen(s);
+        const char *eq = assignment(line, s, end);
+        if (eq && memchr(eq, '(', (size_t)(end - eq)))
+            return eq;
+        if (!first)
+            first = eq;
+        s = *end ? end + 1 : end;
+    }
+    return first;
+}
+
 bool prof_guess_name(const char *line, char *name, size_t cap)
 {
     /* "double *c = malloc(n);", "s->c = calloc(...)", "tab[i] = new T[n]" */
-    const char *eq = NULL;
-    for (const char *p = line; *p; p++) {
-        if (*p == '=' && p[1] != '=' && (p == line || !strchr("=!<>+-*/%&|^", p[-1]))) {
-            eq = p;
-            break;
-        }
-    }
+    const char *eq = alloc_assignment(line);
     if (!eq || strstr(line, "return "))
         return false;
     const char *e = eq;

@@ -30,6 +30,9 @@ TEST(ProfName, AssignmentLeftHandSide)
     EXPECT_EQ(guess("  tab[i] = new double[n];"), "tab");
     EXPECT_EQ(guess("return malloc(n);"), "");
     EXPECT_EQ(guess("if (a == b) foo();"), "");
+    /* several statements on the line: the one that calls the allocator */
+    EXPECT_EQ(guess(" size_t n=64<<20; char *a=shmem_malloc(n);"), "a");
+    EXPECT_EQ(guess("for (i = 0; i < n; i++) t[i] = malloc(m);"), "t");
 }
 
 TEST(ProfOptions, SamplersValidator)
