@@ -190,6 +190,8 @@ typedef struct locus_rma_stats {
                                                     registrations its device made (heap included) */
     uint64_t puts_helped;  /* our shared puts of which a peer copied a piece */
     uint64_t help_pieces;  /* pieces of other processes' puts this process copied */
+    uint64_t reg_full;     /* transfers whose buffer the full registration cache could not take:
+                              sent through the bounce buffers instead */
 } locus_rma_stats_t;
 LOCUS_API locus_status_t locus_rma_stats(const locus_rma_t *r, locus_rma_stats_t *out);
 

@@ -80,10 +80,24 @@ static bool in_own_heap(const locus_rma_t *r, const void *p, size_t len)
     return a >= b && len <= r->obj_size && a - b <= r->obj_size - len;
 }
 
+/* The registration cache had no room for a buffer outside the heap (the
+ * heap and static regions pinned nearly all the capacity, or buffers in
+ * flight hold the rest): that piece and the rest of the transfer go through
+ * the bounce buffers, as LOCUS_RMA_REG=static sends them. Slower, not an
+ * error: the spec lets any local buffer be a source or destination. */
+static void reg_full(locus_rma_t *r)
+{
+    if (!r->stats.reg_full)
+        lc_note(&r->notes, "the registration cache was full (LOCUS_REG_MAX_BYTES/MAX_REGIONS, RLIMIT_MEMLOCK): buffers "
+                "outside the heap that did not fit went through the bounce buffers");
+    r->stats.reg_full++;
+}
+
 /* One RDMA transfer, cut into work requests: at most max_chunk bytes, or
  * the bounce size when a buffer outside the heap must go through bounce
- * buffers (static). Blocking: a get waits for its data, a put until its
- * source may be reused (inline and bounce puts copied it at post). */
+ * buffers (static, or the cache is full). Blocking: a get waits for its
+ * data, a put until its source may be reused (inline and bounce puts copied
+ * it at post). */
 locus_status_t rma_nic_xfer(locus_rma_t *r, int rank, int win, uint64_t off, char *local, size_t len, bool put,
                             bool blocking)
 {
@@ -93,12 +107,17 @@ locus_status_t rma_nic_xfer(locus_rma_t *r, int rank, int win, uint64_t off, cha
     rdma_comp_t comp = {0};
     locus_status_t st = LOCUS_OK;
     uint32_t max_inline = rdma_iface_caps(r->ifc)->max_inline;
-    for (size_t done = 0; done < len && !st; done += chunk) {
+    for (size_t done = 0; done < len;) {
         size_t n = len - done < chunk ? len - done : chunk;
         char *buf = local + done;
         bool wait = blocking && (!put || !rdma_put_copies_source(p->ep, buf, n));
         st = put ? rdma_put_w(p->ep, win, buf, off + done, n, wait ? &comp : NULL)
                  : rdma_get_w(p->ep, win, buf, off + done, n, wait ? &comp : NULL);
+        if (st == LOCUS_ERR_NO_SPACE && !heap && n > r->bounce) { /* nothing was posted: again, smaller */
+            reg_full(r);
+            chunk = r->bounce;
+            continue;
+        }
         if (st)
             break;
         if (put && n <= max_inline)
@@ -110,6 +129,7 @@ locus_status_t rma_nic_xfer(locus_rma_t *r, int rank, int win, uint64_t off, cha
             if (r->reg == LOCUS_RMA_REG_NONE) /* deregistered once this request completes */
                 locus_reg_invalidate(r->cache, buf, n);
         }
+        done += n;
     }
     if (comp.pending) {
         locus_status_t w = rdma_wait(r->ifc, &comp);

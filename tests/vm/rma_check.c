@@ -22,7 +22,9 @@
  *      traffic to it or only waiting in a barrier, gets an error within 2 s;
  *      fini returns promptly; no /dev/shm object, no pinned memory, no QP left.
  * Options: --ops N (per rank, default 5000), --seed S, --expect local|nic
- * (how peers must be reached), --quiet. Prints "rma_check: ok ..." per rank.
+ * (how peers must be reached), --expect-reg-full (some transfers found the
+ * registration cache full and went through the bounce buffers: run with a
+ * small LOCUS_REG_MAX_BYTES), --quiet. Prints "rma_check: ok ..." per rank.
  */
 #include <locus/locus.h>
 
@@ -45,7 +47,7 @@
 #define RECV0 (STAGE + STAGE_LEN) /* per-source receive slots */
 
 static int me = -1, np;
-static bool quiet;
+static bool quiet, expect_reg_full;
 
 static void fail(int line, const char *fmt, ...)
 {
@@ -692,6 +694,8 @@ int main(int argc, char **argv)
             die_after = atof(argv[++i]);
         else if (!strcmp(a, "--quiet"))
             quiet = true;
+        else if (!strcmp(a, "--expect-reg-full"))
+            expect_reg_full = true;
         else {
             fprintf(stderr, "rma_check: unknown option %s\n", a);
             return 2;
@@ -736,14 +740,17 @@ int main(int argc, char **argv)
     errors_test(r);
     locus_rma_stats_t s;
     OK(locus_rma_stats(r, &s));
+    CHECK(!expect_reg_full || s.reg_full > 0, "no transfer found the registration cache full (%llu through it)",
+          (unsigned long long)s.reg_cache_gets);
     OK(locus_rma_barrier(r));
     printf("rma_check: rank %d: ok: %ld data operations verified in %.2f s, atomics, fence, realloc (malloc gave "
            "%s address), errors; local puts %llu gets %llu cpu amos %llu, nic puts %llu gets %llu amos %llu, inline "
-           "%llu, bounce %llu, cache gets %llu, registrations %llu\n",
+           "%llu, bounce %llu, cache gets %llu, registrations %llu, cache full %llu\n",
            me, ops, t2 - t1, same_malloc ? "the same" : "another", (unsigned long long)s.puts_local,
            (unsigned long long)s.gets_local, (unsigned long long)s.amos_cpu, (unsigned long long)s.puts_nic,
            (unsigned long long)s.gets_nic, (unsigned long long)s.amos_nic, (unsigned long long)s.puts_inline,
-           (unsigned long long)s.bounce, (unsigned long long)s.reg_cache_gets, (unsigned long long)s.registrations);
+           (unsigned long long)s.bounce, (unsigned long long)s.reg_cache_gets, (unsigned long long)s.registrations,
+           (unsigned long long)s.reg_full);
     char job[64];
     snprintf(job, sizeof job, "%s", locus_boot_job(locus_rma_boot(r)));
     CHECK(!shm_left(job), "a /dev/shm object is left after init");
