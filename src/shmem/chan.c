@@ -15,7 +15,16 @@
  *
  * Payloads: at most two payload signals of one pair are ever unconsumed
  * (they are exchanged only all-to-all, where nobody starts the next
- * exchange before everybody sent in this one), so two words by parity do. */
+ * exchange before everybody sent in this one), so two words by parity do.
+ *
+ * Eager broadcast boxes (the world, shared and active-set channels): after
+ * the mailboxes, per channel and source PE, a box of two buffers of
+ * LSHM_BCAST_EAGER bytes that only that source (a root) fills and an ack
+ * word that only that source (a member) writes into the root's copy. The
+ * root puts data n into the member's buffer n % 2 and signals; the member
+ * copies it to its dest and acks n. The root waits only before data n + 2,
+ * for ack n: a root never waits for members to arrive, and nobody but the
+ * member writes its dest. */
 #include "shmem/shmem_internal.h"
 
 #include <stdlib.h>
@@ -26,19 +35,32 @@ typedef struct mbox {
     uint64_t pay[2];   /* payload of payload-signal n at pay[n % 2] */
 } mbox_t;
 
-static uint64_t psent_base, pcons_base; /* payload counters follow the plain ones */
+typedef struct bbox {
+    uint64_t ack;  /* eager broadcasts from me this source (a member) has copied out */
+    uint64_t pad[7];
+    unsigned char data[2][LSHM_BCAST_EAGER]; /* eager broadcast n from this source (a root) at n % 2 */
+} bbox_t;
 
-size_t lshm_chan_bytes(int npes) { return (size_t)LSHM_NSLOTS * (size_t)npes * sizeof(mbox_t); }
+#define BSLOTS 3 /* channels with boxes: LSHM_SLOT_WORLD, _SHARED, _ASET */
+
+static uint64_t psent_base, pcons_base; /* payload counters follow the plain ones */
+static uint64_t *bsent, *bcons;         /* [bslot][peer] eager broadcasts sent / copied out */
+
+static size_t mbox_bytes(int npes) { return (size_t)LSHM_NSLOTS * (size_t)npes * sizeof(mbox_t); }
+
+size_t lshm_chan_bytes(int npes) { return mbox_bytes(npes) + (size_t)BSLOTS * (size_t)npes * sizeof(bbox_t); }
 
 void lshm_chan_init(char *area)
 {
     memset(area, 0, lshm_chan_bytes(lshm.npes));
-    size_t n = (size_t)LSHM_NSLOTS * (size_t)lshm.npes;
+    size_t n = (size_t)LSHM_NSLOTS * (size_t)lshm.npes, bn = (size_t)BSLOTS * (size_t)lshm.npes;
     /* [0, n) plain, [n, 2n) payload */
     lshm.sent = calloc(2 * n, sizeof(uint64_t));
     lshm.consumed = calloc(2 * n, sizeof(uint64_t));
-    if (!lshm.sent || !lshm.consumed)
-        lshm_fatal("shmem_init", "out of memory for %zu signal counters", 4 * n);
+    bsent = calloc(bn, sizeof(uint64_t));
+    bcons = calloc(bn, sizeof(uint64_t));
+    if (!lshm.sent || !lshm.consumed || !bsent || !bcons)
+        lshm_fatal("shmem_init", "out of memory for %zu signal counters", 4 * n + 2 * bn);
     psent_base = pcons_base = n;
 }
 
@@ -63,6 +85,24 @@ static void store_word(const char *call, int to, uint64_t *my_copy_of_word, uint
     lshm_unlock();
     if (st)
         lshm_fatal_status(call, st, "signalling a PE of another node");
+    __atomic_store_n(&lshm.nic_pending, true, __ATOMIC_RELAXED);
+}
+
+/* Copy bytes into `to`'s copy of my area at my_copy (mapped, or a NIC put),
+ * unordered: the release of the signal after it orders it. */
+static void store_bytes(const char *call, int to, void *my_copy, const void *src, size_t bytes)
+{
+    char *peer = lshm.reg[LSHM_HEAP].peer[to];
+    uint64_t off = (uint64_t)((char *)my_copy - lshm.reg[LSHM_HEAP].base);
+    if (peer) {
+        memcpy(peer + off, src, bytes);
+        return;
+    }
+    lshm_lock();
+    locus_status_t st = locus_rma_put(lshm.rma, to, lshm_rma_addr(LSHM_HEAP, to, my_copy), src, bytes);
+    lshm_unlock();
+    if (st)
+        lshm_fatal_status(call, st, "broadcasting to a PE of another node");
     __atomic_store_n(&lshm.nic_pending, true, __ATOMIC_RELAXED);
 }
 
@@ -98,6 +138,35 @@ static uint64_t payload_wait(const char *call, int slot, int from)
     while (__atomic_load_n(&b->parrive, __ATOMIC_ACQUIRE) < n)
         lshm_relax(call, &spins);
     return __atomic_load_n(&b->pay[n % 2], __ATOMIC_RELAXED);
+}
+
+bool lshm_chan_eager_bcast(int slot, size_t bytes) { return slot < BSLOTS && bytes <= LSHM_BCAST_EAGER; }
+
+/* My box for source `src` on box channel `slot` (in my heap, after the mailboxes). */
+static inline bbox_t *my_bbox(int slot, int src)
+{
+    return (bbox_t *)(lshm.reg[LSHM_HEAP].base + mbox_bytes(lshm.npes)) + (size_t)slot * (size_t)lshm.npes + src;
+}
+
+void lshm_chan_bcast_send(const char *call, int slot, int to, const void *src, size_t bytes)
+{
+    uint64_t n = ++bsent[(size_t)slot * (size_t)lshm.npes + to];
+    if (n > 2) { /* buffer n % 2 held data n - 2: wait until `to` copied it out */
+        const uint64_t *ack = &my_bbox(slot, to)->ack;
+        unsigned spins = 0;
+        while (__atomic_load_n(ack, __ATOMIC_ACQUIRE) < n - 2)
+            lshm_relax(call, &spins);
+    }
+    store_bytes(call, to, my_bbox(slot, lshm.me)->data[n % 2], src, bytes);
+    lshm_chan_signal(call, slot, to); /* release: after the data */
+}
+
+void lshm_chan_bcast_recv(const char *call, int slot, int from, void *dest, size_t bytes)
+{
+    lshm_chan_wait(call, slot, from);
+    uint64_t n = ++bcons[(size_t)slot * (size_t)lshm.npes + from];
+    memcpy(dest, my_bbox(slot, from)->data[n % 2], bytes);
+    store_word(call, from, &my_bbox(slot, lshm.me)->ack, n, true); /* release: after the copy's loads */
 }
 
 void lshm_set_sync(const char *call, const lshm_set_t *s)

@@ -3,7 +3,10 @@
  * library's channels). Every algorithm pushes data with puts (a copy into
  * the member's mapped heap on this node, RDMA WRITE to other nodes) and
  * announces it with one signal per destination:
- *   broadcast  members tell the root their dest is free, the root waits for
+ *   broadcast  up to LSHM_BCAST_EAGER bytes on the world, shared and
+ *              active-set channels: the root puts into each member's box
+ *              and signals, the member copies to its dest (chan.c); larger:
+ *              members tell the root their dest is free, the root waits for
  *              all, puts to each and signals each;
  *   collect    one all-to-all exchange of sizes (which also says every
  *              member is in), puts at the prefix offsets, signals;
@@ -30,6 +33,18 @@ void lshm_broadcast(const char *call, const lshm_set_t *s, void *dest, const voi
     if (root < 0 || root >= s->size)
         lshm_fatal(call, "root %d out of range for a team or active set of %d PEs", root, s->size);
     int rpe = lshm_set_pe(s, root);
+    if (lshm_chan_eager_bcast(s->slot, bytes)) {
+        if (s->my_idx != root) {
+            lshm_chan_bcast_recv(call, s->slot, rpe, dest, bytes);
+            return;
+        }
+        for (int i = 0; i < s->size; i++)
+            if (i != root)
+                lshm_chan_bcast_send(call, s->slot, lshm_set_pe(s, i), src, bytes);
+        if (write_root)
+            copy_local(dest, src, bytes);
+        return;
+    }
     if (s->my_idx != root) {
         lshm_chan_signal(call, s->slot, rpe);
         lshm_chan_wait(call, s->slot, rpe);
