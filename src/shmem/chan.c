@@ -17,14 +17,15 @@
  * (they are exchanged only all-to-all, where nobody starts the next
  * exchange before everybody sent in this one), so two words by parity do.
  *
- * Eager broadcast boxes (the world, shared and active-set channels): after
- * the mailboxes, per channel and source PE, a box of two buffers of
- * LSHM_BCAST_EAGER bytes that only that source (a root) fills and an ack
- * word that only that source (a member) writes into the root's copy. The
- * root puts data n into the member's buffer n % 2 and signals; the member
- * copies it to its dest and acks n. The root waits only before data n + 2,
- * for ack n: a root never waits for members to arrive, and nobody but the
- * member writes its dest. */
+ * Boxes for small collectives (the world, shared and active-set channels):
+ * after the mailboxes, per channel and source PE, two buffers of LSHM_EAGER
+ * bytes that only that source fills and an ack word that only that source
+ * writes into its peer's copy. A sender puts its data n for a peer into the
+ * peer's buffer n % 2 and signals; the peer reads it (into its dest, or
+ * combines it) and acks n. The sender waits only before data n + 2, for ack
+ * n: nobody waits for others to arrive, and nobody but its owner writes a
+ * dest. Every pair sends and consumes in the order of the collectives,
+ * which members of a set call in the same order. */
 #include "shmem/shmem_internal.h"
 
 #include <stdlib.h>
@@ -36,15 +37,15 @@ typedef struct mbox {
 } mbox_t;
 
 typedef struct bbox {
-    uint64_t ack;  /* eager broadcasts from me this source (a member) has copied out */
+    uint64_t ack;  /* box data from me this source has consumed */
     uint64_t pad[7];
-    unsigned char data[2][LSHM_BCAST_EAGER]; /* eager broadcast n from this source (a root) at n % 2 */
+    unsigned char data[2][LSHM_EAGER]; /* box data n from this source at n % 2 */
 } bbox_t;
 
 #define BSLOTS 3 /* channels with boxes: LSHM_SLOT_WORLD, _SHARED, _ASET */
 
 static uint64_t psent_base, pcons_base; /* payload counters follow the plain ones */
-static uint64_t *bsent, *bcons;         /* [bslot][peer] eager broadcasts sent / copied out */
+static uint64_t *bsent, *bcons;         /* [bslot][peer] box data sent / consumed */
 
 static size_t mbox_bytes(int npes) { return (size_t)LSHM_NSLOTS * (size_t)npes * sizeof(mbox_t); }
 
@@ -140,7 +141,7 @@ static uint64_t payload_wait(const char *call, int slot, int from)
     return __atomic_load_n(&b->pay[n % 2], __ATOMIC_RELAXED);
 }
 
-bool lshm_chan_eager_bcast(int slot, size_t bytes) { return slot < BSLOTS && bytes <= LSHM_BCAST_EAGER; }
+bool lshm_chan_eager(int slot, size_t bytes) { return slot < BSLOTS && bytes <= LSHM_EAGER; }
 
 /* My box for source `src` on box channel `slot` (in my heap, after the mailboxes). */
 static inline bbox_t *my_bbox(int slot, int src)
@@ -148,10 +149,10 @@ static inline bbox_t *my_bbox(int slot, int src)
     return (bbox_t *)(lshm.reg[LSHM_HEAP].base + mbox_bytes(lshm.npes)) + (size_t)slot * (size_t)lshm.npes + src;
 }
 
-void lshm_chan_bcast_send(const char *call, int slot, int to, const void *src, size_t bytes)
+void lshm_chan_box_send(const char *call, int slot, int to, const void *src, size_t bytes)
 {
     uint64_t n = ++bsent[(size_t)slot * (size_t)lshm.npes + to];
-    if (n > 2) { /* buffer n % 2 held data n - 2: wait until `to` copied it out */
+    if (n > 2) { /* buffer n % 2 held data n - 2: wait until `to` is done with it */
         const uint64_t *ack = &my_bbox(slot, to)->ack;
         unsigned spins = 0;
         while (__atomic_load_n(ack, __ATOMIC_ACQUIRE) < n - 2)
@@ -161,12 +162,17 @@ void lshm_chan_bcast_send(const char *call, int slot, int to, const void *src, s
     lshm_chan_signal(call, slot, to); /* release: after the data */
 }
 
-void lshm_chan_bcast_recv(const char *call, int slot, int from, void *dest, size_t bytes)
+const void *lshm_chan_box_wait(const char *call, int slot, int from)
 {
     lshm_chan_wait(call, slot, from);
+    uint64_t n = bcons[(size_t)slot * (size_t)lshm.npes + from] + 1;
+    return my_bbox(slot, from)->data[n % 2];
+}
+
+void lshm_chan_box_done(const char *call, int slot, int from)
+{
     uint64_t n = ++bcons[(size_t)slot * (size_t)lshm.npes + from];
-    memcpy(dest, my_bbox(slot, from)->data[n % 2], bytes);
-    store_word(call, from, &my_bbox(slot, lshm.me)->ack, n, true); /* release: after the copy's loads */
+    store_word(call, from, &my_bbox(slot, lshm.me)->ack, n, true); /* release: after our loads of it */
 }
 
 void lshm_set_sync(const char *call, const lshm_set_t *s)

@@ -3,13 +3,15 @@
  * library's channels). Every algorithm pushes data with puts (a copy into
  * the member's mapped heap on this node, RDMA WRITE to other nodes) and
  * announces it with one signal per destination:
- *   broadcast  up to LSHM_BCAST_EAGER bytes on the world, shared and
+ *   broadcast  up to LSHM_EAGER bytes on the world, shared and
  *              active-set channels: the root puts into each member's box
  *              and signals, the member copies to its dest (chan.c); larger:
  *              members tell the root their dest is free, the root waits for
  *              all, puts to each and signals each;
  *   collect    one all-to-all exchange of sizes (which also says every
  *              member is in), puts at the prefix offsets, signals;
+ *   fcollect   blocks up to LSHM_EAGER bytes: each member's block into
+ *              every other member's box, each member copies them out;
  *   fcollect, alltoall(s)  a dissemination sync (every dest is free), puts,
  *              signals; each member returns once all its blocks arrived.
  * Blocking puts leave the source reusable, so no exit sync is needed; the
@@ -33,14 +35,15 @@ void lshm_broadcast(const char *call, const lshm_set_t *s, void *dest, const voi
     if (root < 0 || root >= s->size)
         lshm_fatal(call, "root %d out of range for a team or active set of %d PEs", root, s->size);
     int rpe = lshm_set_pe(s, root);
-    if (lshm_chan_eager_bcast(s->slot, bytes)) {
+    if (lshm_chan_eager(s->slot, bytes)) {
         if (s->my_idx != root) {
-            lshm_chan_bcast_recv(call, s->slot, rpe, dest, bytes);
+            memcpy(dest, lshm_chan_box_wait(call, s->slot, rpe), bytes);
+            lshm_chan_box_done(call, s->slot, rpe);
             return;
         }
         for (int i = 0; i < s->size; i++)
             if (i != root)
-                lshm_chan_bcast_send(call, s->slot, lshm_set_pe(s, i), src, bytes);
+                lshm_chan_box_send(call, s->slot, lshm_set_pe(s, i), src, bytes);
         if (write_root)
             copy_local(dest, src, bytes);
         return;
@@ -70,8 +73,26 @@ static void wait_all(const char *call, const lshm_set_t *s)
         lshm_chan_wait(call, s->slot, lshm_set_pe(s, (s->my_idx - k + s->size) % s->size));
 }
 
+/* fcollect of small blocks: every member's block goes into every other
+ * member's box; each member copies them into its own dest. */
+static void fcollect_eager(const char *call, const lshm_set_t *s, void *dest, const void *src, size_t bytes)
+{
+    for (int k = 1; k < s->size; k++)
+        lshm_chan_box_send(call, s->slot, lshm_set_pe(s, (s->my_idx + k) % s->size), src, bytes);
+    copy_local((char *)dest + (size_t)s->my_idx * bytes, src, bytes);
+    for (int k = 1; k < s->size; k++) {
+        int i = (s->my_idx - k + s->size) % s->size, pe = lshm_set_pe(s, i);
+        memcpy((char *)dest + (size_t)i * bytes, lshm_chan_box_wait(call, s->slot, pe), bytes);
+        lshm_chan_box_done(call, s->slot, pe);
+    }
+}
+
 void lshm_collect(const char *call, const lshm_set_t *s, void *dest, const void *src, size_t bytes, bool fixed)
 {
+    if (fixed && lshm_chan_eager(s->slot, bytes)) {
+        fcollect_eager(call, s, dest, src, bytes);
+        return;
+    }
     uint64_t off = (uint64_t)s->my_idx * bytes;
     if (!fixed) {
         uint64_t *all = malloc((size_t)s->size * sizeof *all);

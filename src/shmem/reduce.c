@@ -1,5 +1,6 @@
 /* Reductions: the team forms (1.5, TYPE_OP_reduce) and the active-set forms
- * (TYPE_OP_to_all; pWrk and pSync are not needed). After an entry sync
+ * (TYPE_OP_to_all; pWrk and pSync are not needed). Up to LSHM_EAGER bytes
+ * through the channel boxes (reduce_eager). Larger: after an entry sync
  * every member combines all members' sources itself, reading them straight
  * from the mapped heaps on this node (a get into a bounce buffer from other
  * nodes), in member order, so every PE computes the same bits (floating
@@ -13,12 +14,38 @@
 #define CALL lshm_name(__func__)
 #define CHUNK (64u * 1024u)
 
+/* Up to LSHM_EAGER bytes: every member's source goes into every other
+ * member's box, and each member combines them in member order itself (the
+ * same bits everywhere); no sync, and the source is reusable at once. */
+static void reduce_eager(const char *call, const lshm_set_t *s, void *dest, const void *src, size_t bytes,
+                         size_t esz, lshm_combine_fn fn)
+{
+    _Alignas(max_align_t) unsigned char acc[LSHM_EAGER]; /* dest may be the source */
+    for (int k = 1; k < s->size; k++)
+        lshm_chan_box_send(call, s->slot, lshm_set_pe(s, (s->my_idx + k) % s->size), src, bytes);
+    for (int i = 0; i < s->size; i++) {
+        int pe = lshm_set_pe(s, i);
+        const void *p = i == s->my_idx ? src : lshm_chan_box_wait(call, s->slot, pe);
+        if (i == 0)
+            memcpy(acc, p, bytes);
+        else
+            fn(acc, p, bytes / esz);
+        if (i != s->my_idx)
+            lshm_chan_box_done(call, s->slot, pe);
+    }
+    memcpy(dest, acc, bytes);
+}
+
 void lshm_reduce(const char *call, const lshm_set_t *s, void *dest, const void *src, size_t n, size_t esz,
                  lshm_combine_fn fn)
 {
     size_t bytes = n * esz;
     if (!bytes)
         return;
+    if (lshm_chan_eager(s->slot, bytes)) {
+        reduce_eager(call, s, dest, src, bytes, esz, fn);
+        return;
+    }
     bool overlap = (char *)dest < (const char *)src + bytes && (const char *)src < (char *)dest + bytes;
     char *out = overlap ? malloc(bytes) : dest;
     char *bounce = malloc(CHUNK);

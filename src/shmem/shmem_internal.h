@@ -214,11 +214,14 @@ lshm_set_t lshm_aset(const char *call, int start, int log_stride, int size);
 void lshm_chan_signal(const char *call, int slot, int to);
 /* Wait for the next signal from world PE `from` on channel `slot`. */
 void lshm_chan_wait(const char *call, int slot, int from);
-/* Eager broadcast (chan.c): a channel with boxes and a size that fits one. */
-#define LSHM_BCAST_EAGER 256
-bool lshm_chan_eager_bcast(int slot, size_t bytes);
-void lshm_chan_bcast_send(const char *call, int slot, int to, const void *src, size_t bytes);
-void lshm_chan_bcast_recv(const char *call, int slot, int from, void *dest, size_t bytes);
+/* Boxes for small collectives (chan.c): does the channel have them and the
+ * size fit; send to a peer's box; wait for the next data from a peer (a
+ * pointer into my box, valid until done); done with it. */
+#define LSHM_EAGER 256
+bool lshm_chan_eager(int slot, size_t bytes);
+void lshm_chan_box_send(const char *call, int slot, int to, const void *src, size_t bytes);
+const void *lshm_chan_box_wait(const char *call, int slot, int from);
+void lshm_chan_box_done(const char *call, int slot, int from);
 /* Dissemination barrier over the set (no quiet). */
 void lshm_set_sync(const char *call, const lshm_set_t *s);
 /* Every member's 64-bit value, in set order (all[size]). */

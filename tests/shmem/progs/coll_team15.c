@@ -1,7 +1,8 @@
 /* Team collectives (1.5, checked against the spec only): broadcast (the
  * root's dest is written too), collect, fcollect, alltoall, alltoalls, the
  * mem forms, every team reduction type and operator, the C11 generic forms,
- * on WORLD and on the team of odd PEs; back-to-back calls into one dest. */
+ * on WORLD and on the team of odd PEs; back-to-back calls into one dest
+ * (broadcasts; small reductions and fcollects). */
 #include "tcommon.h"
 #include <complex.h>
 
@@ -76,6 +77,46 @@ static void data_colls(shmem_team_t team, const char *tn)
         for (int j = 0; j < 2; j++)
             bad += dst[2 * (k * 2 + j)] != k * 1000 + 3 * (i * 2 + j) || dst[2 * (k * 2 + j) + 1] != -1;
     CHECK(!bad, "%s alltoalls: %d wrong", tn, bad);
+    shmem_team_sync(team);
+}
+
+/* Back to back with no sync between: small reductions (through the channel
+ * boxes on WORLD), one in place, and small fcollects; each result right. */
+static void small_b2b(shmem_team_t team, const char *tn)
+{
+    if (team == SHMEM_TEAM_INVALID)
+        return;
+    int n = shmem_team_n_pes(team), i = shmem_team_my_pe(team), bad = 0;
+    shmem_team_sync(team);
+    for (int r = 0; r < 50; r++) {
+        for (int k = 0; k < 8; k++)
+            lb[k] = (long)(i + 1) * (r + k);
+        shmem_long_sum_reduce(team, ld, lb, 8);
+        for (int k = 0; k < 8; k++)
+            bad += ld[k] != (long)n * (n + 1) / 2 * (r + k);
+        shmem_long_max_reduce(team, lb, lb, 8); /* in place */
+        for (int k = 0; k < 8; k++)
+            bad += lb[k] != (long)n * (r + k);
+        src[0] = i * 1000 + r, src[1] = i;
+        shmem_int_fcollect(team, dst, src, 2);
+        for (int m = 0; m < n; m++)
+            bad += dst[2 * m] != m * 1000 + r || dst[2 * m + 1] != m;
+    }
+    CHECK(!bad, "%s back-to-back small reductions and fcollects: %d wrong", tn, bad);
+    /* one root, members that fall behind now and then: the root runs ahead by
+     * up to two broadcasts and must wait for the third */
+    bad = 0;
+    for (int r = 0; r < 200; r++) {
+        for (int k = 0; k < 8; k++)
+            lb[k] = r * 10 + k;
+        shmem_long_broadcast(team, ld, lb, 8, 0);
+        for (int k = 0; k < 8; k++)
+            bad += ld[k] != r * 10 + k;
+        if (i && r % 8 == 0)
+            for (volatile int w = 0; w < 200000; w++)
+                ;
+    }
+    CHECK(!bad, "%s back-to-back broadcasts from one root: %d wrong", tn, bad);
     shmem_team_sync(team);
 }
 
@@ -185,6 +226,9 @@ int main(void)
     t_section("data collectives on the odd team");
     reductions(SHMEM_TEAM_WORLD, "world");
     t_section("reductions on WORLD");
+    small_b2b(SHMEM_TEAM_WORLD, "world");
+    small_b2b(odds, "odds");
+    t_section("back-to-back small reductions and fcollects");
     shmem_free(ld);
     shmem_free(lb);
     shmem_free(dst);
