@@ -65,6 +65,15 @@ void lshm_chan_init(char *area)
     psent_base = pcons_base = n;
 }
 
+void lshm_chan_fini(void)
+{
+    free(lshm.sent);
+    free(lshm.consumed);
+    free(bsent);
+    free(bcons);
+    lshm.sent = lshm.consumed = bsent = bcons = NULL;
+}
+
 static inline size_t idx(int slot, int pe) { return (size_t)slot * (size_t)lshm.npes + (size_t)pe; }
 /* My mailbox for source `src` on channel `slot` (in my heap). */
 static inline mbox_t *my_box(int slot, int src) { return (mbox_t *)lshm.reg[LSHM_HEAP].base + idx(slot, src); }

@@ -171,9 +171,7 @@ LSHM_DEF(void, shmem_finalize, (void))
     lshm_heap_alloc = NULL;
     free(lshm.reg[LSHM_HEAP].peer);
     free(lshm.reg[LSHM_HEAP].delta);
-    free(lshm.sent);
-    free(lshm.consumed);
-    lshm.sent = lshm.consumed = NULL;
+    lshm_chan_fini();
     memset(lshm.reg, 0, sizeof lshm.reg);
     lshm.npes = 0; /* every later call fails its PE check and says why */
     lshm.finalized = true;

@@ -228,6 +228,7 @@ void lshm_set_sync(const char *call, const lshm_set_t *s);
 void lshm_set_allgather64(const char *call, const lshm_set_t *s, uint64_t mine, uint64_t *all);
 size_t lshm_chan_bytes(int npes);
 void lshm_chan_init(char *area);
+void lshm_chan_fini(void); /* the private counters */
 
 /* ---- alloc.c: the deterministic symmetric allocator (private bookkeeping) ---- */
 
