@@ -2,6 +2,7 @@
  * file, read by calibration.c), the process-wide default behind locus_copy(). */
 /* The real functions are defined here, not the header's inline fast path. */
 #define LOCUS_COPY_NO_INLINE 1
+#include "copy/copy_internal.h"
 #include "copy/kernels.h"
 #include "copy/proof.h"
 
@@ -503,13 +504,19 @@ static pthread_once_t g_once = PTHREAD_ONCE_INIT;
  * default context exists, which sends every call to the slow path once. */
 size_t locus_copy_memcpy_below_[4];
 
+/* A topology lent by lc_copy_prepare for the default context's build. */
+static const locus_topo_t *g_lent;
+
 static void default_init(void)
 {
-    locus_topo_t *topo = NULL;
-    locus_status_t tst = locus_topo_load(&topo);
+    locus_topo_t *own = NULL;
+    const locus_topo_t *topo = __atomic_load_n(&g_lent, __ATOMIC_ACQUIRE);
+    locus_status_t tst = topo ? LOCUS_OK : locus_topo_load(&own);
     char topo_err[300] = "";
     if (tst)
         snprintf(topo_err, sizeof topo_err, "%s", locus_last_error());
+    if (!topo)
+        topo = own;
     int cpu = sched_getcpu();
     if (topo && cpu >= 0 && locus_topo_cpu_node(topo, cpu) < 0)
         cpu = -1;
@@ -518,9 +525,18 @@ static void default_init(void)
         snprintf(g_error, sizeof g_error, "%s", locus_last_error());
     if (tst)
         lc_note(&g_ctx.notes, "topology unavailable (%s); used defaults", topo_err);
-    locus_topo_destroy(topo);
+    locus_topo_destroy(own);
     if (!g_status)
         publish_default();
+}
+
+void lc_copy_prepare(const locus_topo_t *topo)
+{
+    /* pthread_once returns only once the build is done, by whichever thread
+     * ran it: the lent topology outlives every use of it */
+    __atomic_store_n(&g_lent, topo, __ATOMIC_RELEASE);
+    pthread_once(&g_once, default_init);
+    __atomic_store_n(&g_lent, NULL, __ATOMIC_RELEASE);
 }
 
 static void publish_default(void)

@@ -13,6 +13,7 @@
 
 #include "core/error.h"
 #include "core/sysfs.h"
+#include "copy/copy_internal.h"
 
 #include <locus/copy.h>
 
@@ -73,16 +74,20 @@ static locus_status_t create_heap(locus_rma_t *r, bool shared)
      * now (LOCUS_HEAP_POPULATE=reserve gives nothing there) */
     if (!r->cpu_atomics)
         ha.populate = LOCUS_POPULATE_EAGER;
-    locus_status_t st = locus_heap_create(&ha, NULL, &r->heap);
+    /* One topology load for both the heap and the copy selector, built now
+     * rather than at the first on-node copy (a stall of milliseconds: OSU's
+     * 100 x 256 KiB puts averaged 27 us, not 2.6, paid by the first put or
+     * by a peer's first shared piece while the put's owner waited). */
+    locus_topo_t *topo = NULL;
+    locus_status_t st = locus_topo_load(&topo);
     if (st)
         return st;
-    /* The copy selector now, not at the first on-node copy: building it loads
-     * the topology (milliseconds: OSU's 100 x 256 KiB puts averaged 27 us, not
-     * 2.6, from that one stall, paid by the first put or by a peer's first
-     * shared piece while the put's owner waited). Its failure is locus_copy's
-     * to report. */
-    locus_copy_ctx_t *cc;
-    (void)locus_copy_default_ctx(&cc);
+    st = locus_heap_create(&ha, topo, &r->heap);
+    if (!st)
+        lc_copy_prepare(topo);
+    locus_topo_destroy(topo);
+    if (st)
+        return st;
     r->base = locus_heap_base(r->heap);
     r->obj_size = locus_heap_size(r->heap);
     r->user_size = r->obj_size - RMA_CTRL;

@@ -43,6 +43,8 @@ typedef struct bbox {
 } bbox_t;
 
 #define BSLOTS 3 /* channels with boxes: LSHM_SLOT_WORLD, _SHARED, _ASET */
+_Static_assert(LSHM_SLOT_WORLD == 0 && LSHM_SLOT_SHARED == 1 && LSHM_SLOT_ASET == 2,
+               "the box channels are the first BSLOTS: a box is found by its slot");
 
 static uint64_t psent_base, pcons_base; /* payload counters follow the plain ones */
 static uint64_t *bsent, *bcons;         /* [bslot][peer] box data sent / consumed */
@@ -78,42 +80,48 @@ static inline size_t idx(int slot, int pe) { return (size_t)slot * (size_t)lshm.
 /* My mailbox for source `src` on channel `slot` (in my heap). */
 static inline mbox_t *my_box(int slot, int src) { return (mbox_t *)lshm.reg[LSHM_HEAP].base + idx(slot, src); }
 
-/* Store one word into `to`'s mailbox from me: mapped (release store) or a
- * NIC put behind a fence for the data before it. */
-static void store_word(const char *call, int to, uint64_t *my_copy_of_word, uint64_t v, bool release)
+/* `to`'s copy of my area at my_copy: its address in this process's mapping
+ * of `to`'s heap, or NULL when `to` is reached through the NIC. */
+static char *mapped_copy(int to, const void *my_copy)
 {
     char *peer = lshm.reg[LSHM_HEAP].peer[to];
-    uint64_t off = (uint64_t)((char *)my_copy_of_word - lshm.reg[LSHM_HEAP].base);
-    if (peer) {
-        __atomic_store_n((uint64_t *)(peer + off), v, release ? __ATOMIC_RELEASE : __ATOMIC_RELAXED);
-        return;
-    }
-    if (release)
-        lshm_fence();
-    lshm_lock();
-    locus_status_t st = locus_rma_put(lshm.rma, to, lshm_rma_addr(LSHM_HEAP, to, my_copy_of_word), &v, sizeof v);
-    lshm_unlock();
-    if (st)
-        lshm_fatal_status(call, st, "signalling a PE of another node");
-    __atomic_store_n(&lshm.nic_pending, true, __ATOMIC_RELAXED);
+    return peer ? peer + ((const char *)my_copy - lshm.reg[LSHM_HEAP].base) : NULL;
 }
 
-/* Copy bytes into `to`'s copy of my area at my_copy (mapped, or a NIC put),
- * unordered: the release of the signal after it orders it. */
-static void store_bytes(const char *call, int to, void *my_copy, const void *src, size_t bytes)
+/* The same bytes into `to`'s copy through the NIC (no order of its own). */
+static void nic_store(const char *call, int to, const void *my_copy, const void *src, size_t bytes)
 {
-    char *peer = lshm.reg[LSHM_HEAP].peer[to];
-    uint64_t off = (uint64_t)((char *)my_copy - lshm.reg[LSHM_HEAP].base);
-    if (peer) {
-        memcpy(peer + off, src, bytes);
-        return;
-    }
     lshm_lock();
     locus_status_t st = locus_rma_put(lshm.rma, to, lshm_rma_addr(LSHM_HEAP, to, my_copy), src, bytes);
     lshm_unlock();
     if (st)
-        lshm_fatal_status(call, st, "broadcasting to a PE of another node");
+        lshm_fatal_status(call, st, "signalling a PE of another node, or sending it a collective's data");
     __atomic_store_n(&lshm.nic_pending, true, __ATOMIC_RELAXED);
+}
+
+/* Store one word into `to`'s mailbox from me: mapped (release store) or a
+ * NIC put behind a fence for the data before it. */
+static void store_word(const char *call, int to, uint64_t *my_copy_of_word, uint64_t v, bool release)
+{
+    char *p = mapped_copy(to, my_copy_of_word);
+    if (p) {
+        __atomic_store_n((uint64_t *)p, v, release ? __ATOMIC_RELEASE : __ATOMIC_RELAXED);
+        return;
+    }
+    if (release)
+        lshm_fence();
+    nic_store(call, to, my_copy_of_word, &v, sizeof v);
+}
+
+/* Copy bytes into `to`'s copy of my area at my_copy, unordered: the release
+ * of the signal after it orders it. */
+static void store_bytes(const char *call, int to, void *my_copy, const void *src, size_t bytes)
+{
+    char *p = mapped_copy(to, my_copy);
+    if (p)
+        memcpy(p, src, bytes);
+    else
+        nic_store(call, to, my_copy, src, bytes);
 }
 
 void lshm_chan_signal(const char *call, int slot, int to)
