@@ -31,8 +31,9 @@ LAYERS = [
 BESIDE = {"prof": 2}  # the profiler sits beside the stack, above topo
 # Internal headers that are another module's interface: the hooks library is
 # its own .so and this is the contract the registration cache subscribes
-# through; rdma has no public API yet, rma (its only user) goes through this.
-INTERFACE_HEADERS = {"hooks/hooks.h", "rdma/rdma.h"}
+# through; rdma has no public API yet, rma (its only user) goes through this;
+# copy/prepare.h lets a module's init lend copy the topology it loaded.
+INTERFACE_HEADERS = {"hooks/hooks.h", "rdma/rdma.h", "copy/prepare.h"}
 CORE_HEADERS = {"status", "config", "version"}
 EXTERNAL = {
     "core": "libc", "boot": "libpmix (dlopen)", "topo": "hwloc", "hooks": "libc, libdl",

@@ -2,7 +2,7 @@
  * file, read by calibration.c), the process-wide default behind locus_copy(). */
 /* The real functions are defined here, not the header's inline fast path. */
 #define LOCUS_COPY_NO_INLINE 1
-#include "copy/copy_internal.h"
+#include "copy/prepare.h"
 #include "copy/kernels.h"
 #include "copy/proof.h"
 
@@ -504,7 +504,7 @@ static pthread_once_t g_once = PTHREAD_ONCE_INIT;
  * default context exists, which sends every call to the slow path once. */
 size_t locus_copy_memcpy_below_[4];
 
-/* A topology lent by lc_copy_prepare for the default context's build. */
+/* A topology lent by copy_prepare for the default context's build. */
 static const locus_topo_t *g_lent;
 
 static void default_init(void)
@@ -530,7 +530,7 @@ static void default_init(void)
         publish_default();
 }
 
-void lc_copy_prepare(const locus_topo_t *topo)
+void copy_prepare(const locus_topo_t *topo)
 {
     /* pthread_once returns only once the build is done, by whichever thread
      * ran it: the lent topology outlives every use of it */

@@ -13,7 +13,7 @@
 
 #include "core/error.h"
 #include "core/sysfs.h"
-#include "copy/copy_internal.h"
+#include "copy/prepare.h"
 
 #include <locus/copy.h>
 
@@ -84,7 +84,7 @@ static locus_status_t create_heap(locus_rma_t *r, bool shared)
         return st;
     st = locus_heap_create(&ha, topo, &r->heap);
     if (!st)
-        lc_copy_prepare(topo);
+        copy_prepare(topo);
     locus_topo_destroy(topo);
     if (st)
         return st;
