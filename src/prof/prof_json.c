@@ -66,64 +66,72 @@ static int hexval(char c)
     return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
 }
 
+/* One escape after its backslash into buf as UTF-8: its length, or 0 after
+ * an error. */
+static int escape(rd_t *r, char buf[4])
+{
+    static const char pairs[] = "\"\"\\\\//b\bf\fn\nr\rt\t";
+    if (r->p >= r->end) {
+        fail(r, "unterminated string");
+        return 0;
+    }
+    char e = *r->p++;
+    if (e != 'u') {
+        const char *map = e ? strchr(pairs, e) : NULL;
+        if (!map || (map - pairs) % 2) {
+            fail(r, "bad escape '\\%c'", e);
+            return 0;
+        }
+        buf[0] = map[1];
+        return 1;
+    }
+    unsigned u = 0;
+    for (int i = 0; i < 4; i++) {
+        int h = r->p < r->end ? hexval(*r->p++) : -1;
+        if (h < 0) {
+            fail(r, "bad \\u escape");
+            return 0;
+        }
+        u = u * 16 + (unsigned)h;
+    }
+    if (u < 0x80) { /* UTF-8, no surrogate pairs (the profiler never writes them) */
+        buf[0] = (char)u;
+        return 1;
+    }
+    if (u < 0x800) {
+        buf[0] = (char)(0xC0 | u >> 6);
+        buf[1] = (char)(0x80 | (u & 63));
+        return 2;
+    }
+    buf[0] = (char)(0xE0 | u >> 12);
+    buf[1] = (char)(0x80 | (u >> 6 & 63));
+    buf[2] = (char)(0x80 | (u & 63));
+    return 3;
+}
+
 static char *string(rd_t *r)
 {
     r->p++; /* the quote */
     size_t cap = 32, n = 0;
     char *s = malloc(cap);
-    while (s && r->p < r->end && *r->p != '"') {
+    if (!s) {
+        fail(r, "out of memory");
+        return NULL;
+    }
+    while (r->p < r->end && *r->p != '"') {
         unsigned c = (unsigned char)*r->p++;
-        if (c < 0x20) {
-            free(s);
-            fail(r, "control character in a string");
-            return NULL;
-        }
-        char buf[4];
+        char buf[4] = {(char)c};
         int len = 1;
-        buf[0] = (char)c;
-        if (c == '\\') {
-            if (r->p >= r->end)
-                break;
-            char e = *r->p++;
-            const char *map = NULL;
-            if (e)
-                map = strchr("\"\"\\\\//b\bf\fn\nr\rt\t", e);
-            if (e == 'u') {
-                unsigned u = 0;
-                for (int i = 0; i < 4; i++) {
-                    int h = r->p < r->end ? hexval(*r->p++) : -1;
-                    if (h < 0) {
-                        free(s);
-                        fail(r, "bad \\u escape");
-                        return NULL;
-                    }
-                    u = u * 16 + (unsigned)h;
-                }
-                if (u < 0x80) { /* UTF-8, no surrogate pairs (the profiler never writes them) */
-                    buf[0] = (char)u;
-                } else if (u < 0x800) {
-                    buf[0] = (char)(0xC0 | u >> 6);
-                    buf[1] = (char)(0x80 | (u & 63));
-                    len = 2;
-                } else {
-                    buf[0] = (char)(0xE0 | u >> 12);
-                    buf[1] = (char)(0x80 | (u >> 6 & 63));
-                    buf[2] = (char)(0x80 | (u & 63));
-                    len = 3;
-                }
-            } else if (map && (map - "\"\"\\\\//b\bf\fn\nr\rt\t") % 2 == 0) {
-                buf[0] = map[1];
-            } else {
-                free(s);
-                fail(r, "bad escape '\\%c'", e);
-                return NULL;
-            }
-        }
+        if (c < 0x20)
+            fail(r, "control character in a string");
+        else if (c == '\\')
+            len = escape(r, buf);
+        if (r->err[0] || len == 0)
+            break;
         if (n + (size_t)len + 1 > cap) {
             char *ns = realloc(s, cap * 2);
             if (!ns) {
-                free(s);
-                s = NULL;
+                fail(r, "out of memory");
                 break;
             }
             s = ns;
@@ -132,13 +140,10 @@ static char *string(rd_t *r)
         memcpy(s + n, buf, (size_t)len);
         n += (size_t)len;
     }
-    if (!s) {
-        fail(r, "out of memory");
-        return NULL;
-    }
-    if (r->p >= r->end) {
-        free(s);
+    if (!r->err[0] && r->p >= r->end)
         fail(r, "unterminated string");
+    if (r->err[0]) {
+        free(s);
         return NULL;
     }
     r->p++;
