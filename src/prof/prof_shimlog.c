@@ -84,34 +84,52 @@ static size_t min_size(uint32_t type)
     }
 }
 
+/* A process (or an exec of it) began: its start facts, and the end of
+ * what an earlier image of this pid allocated. */
+static void on_start(prof_session_t *s, int *pid, const lprof_start_t *r)
+{
+    if (r->magic != LPROF_MAGIC)
+        return;
+    *pid = r->pid;
+    if (r->h.size >= sizeof *r) {
+        prof_start_t st;
+        memset(&st, 0, sizeof st);
+        st.pid = r->pid;
+        st.time = r->time;
+        st.policy_mode = r->policy_mode;
+        memcpy(st.policy_nodes, r->policy_nodes, sizeof st.policy_nodes);
+        memcpy(st.cpus, r->cpus, sizeof st.cpus);
+        snprintf(st.exe, sizeof st.exe, "%.*s", (int)sizeof r->exe, r->exe);
+        VEC_PUSH(s->starts, st);
+    }
+    for (size_t i = 0; i < s->alloc.n; i++)
+        if (s->alloc.v[i].pid == r->pid && s->alloc.v[i].free_time > r->time && s->alloc.v[i].time < r->time)
+            s->alloc.v[i].free_time = r->time;
+    s->shim_procs++;
+}
+
+/* The shim's counters at a process's end (older shims wrote fewer). */
+static void on_stats(prof_session_t *s, const lprof_stats_t *r)
+{
+    s->acc_armed += r->armed;
+    s->acc_dropped += r->dropped;
+    s->acc_io += r->io_unprotects;
+    s->acc_chained += r->chained;
+    s->shim_untracked += r->untracked;
+    if (r->h.size >= sizeof *r) {
+        s->shim_early += r->early;
+        s->shim_log_errors += r->log_errors;
+    }
+}
+
 static void on_record(prof_session_t *s, int *pid, const lprof_hdr_t *h, size_t len)
 {
     if (len < min_size(h->type))
         return; /* a damaged record: its fields would be the previous record's bytes */
     switch (h->type) {
-    case LPROF_REC_START: {
-        const lprof_start_t *r = (const void *)h;
-        if (r->magic != LPROF_MAGIC)
-            return;
-        *pid = r->pid;
-        if (h->size >= sizeof *r) {
-            prof_start_t st;
-            memset(&st, 0, sizeof st);
-            st.pid = r->pid;
-            st.time = r->time;
-            st.policy_mode = r->policy_mode;
-            memcpy(st.policy_nodes, r->policy_nodes, sizeof st.policy_nodes);
-            memcpy(st.cpus, r->cpus, sizeof st.cpus);
-            snprintf(st.exe, sizeof st.exe, "%.*s", (int)sizeof r->exe, r->exe);
-            VEC_PUSH(s->starts, st);
-        }
-        /* allocations of an earlier image of this pid ended at its exec */
-        for (size_t i = 0; i < s->alloc.n; i++)
-            if (s->alloc.v[i].pid == r->pid && s->alloc.v[i].free_time > r->time && s->alloc.v[i].time < r->time)
-                s->alloc.v[i].free_time = r->time;
-        s->shim_procs++;
+    case LPROF_REC_START:
+        on_start(s, pid, (const void *)h);
         break;
-    }
     case LPROF_REC_ALLOC:
         on_alloc(s, *pid, (const void *)h, len);
         break;
@@ -133,19 +151,9 @@ static void on_record(prof_session_t *s, int *pid, const lprof_hdr_t *h, size_t 
         VEC_PUSH(s->acc, a);
         break;
     }
-    case LPROF_REC_STATS: {
-        const lprof_stats_t *r = (const void *)h;
-        s->acc_armed += r->armed;
-        s->acc_dropped += r->dropped;
-        s->acc_io += r->io_unprotects;
-        s->acc_chained += r->chained;
-        s->shim_untracked += r->untracked;
-        if (h->size >= sizeof *r) {
-            s->shim_early += r->early;
-            s->shim_log_errors += r->log_errors;
-        }
+    case LPROF_REC_STATS:
+        on_stats(s, (const void *)h);
         break;
-    }
     case LPROF_REC_CRASH: {
         const lprof_crash_t *r = (const void *)h;
         if (h->size < sizeof *r || s->crash.valid)

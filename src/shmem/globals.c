@@ -130,6 +130,35 @@ static bool share_segment(char *base, size_t len, char *why, size_t whylen)
     return true;
 }
 
+/* Globals are symmetric only if every PE runs the same executable. */
+static void check_sizes(const peer_info_t *all, uint64_t len)
+{
+    for (int pe = 0; pe < lshm.npes; pe++)
+        if (all[pe].len != len)
+            lshm_fatal("shmem_init", "PE %d's global and static data is %llu bytes, this PE's %llu: every PE must "
+                       "run the same executable for globals to be symmetric", pe, (unsigned long long)all[pe].len,
+                       (unsigned long long)len);
+}
+
+/* The node's peers' data segments through their memfds; a peer not mapped
+ * is reached by copies (locus rma's CMA path) instead. */
+static void map_peers(lshm_region_t *g, const peer_info_t *all)
+{
+    for (int pe = 0; pe < lshm.npes; pe++) {
+        if (pe == lshm.me || all[pe].fd < 0 || !locus_rma_is_local(lshm.rma, pe))
+            continue;
+        char path[64];
+        snprintf(path, sizeof path, "/proc/%d/fd/%d", all[pe].pid, all[pe].fd);
+        int fd = open(path, O_RDWR | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        void *m = mmap(NULL, g->len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        close(fd);
+        if (m != MAP_FAILED)
+            g->peer[pe] = m;
+    }
+}
+
 void lshm_globals_init(void)
 {
     lshm_region_t *g = &lshm.reg[LSHM_DATA];
@@ -153,11 +182,7 @@ void lshm_globals_init(void)
     locus_status_t st = locus_boot_allgather(lshm.boot, &me, sizeof me, all);
     if (st)
         lshm_fatal_status("shmem_init", st, "exchanging the data segments' sizes");
-    for (int pe = 0; pe < lshm.npes; pe++)
-        if (all[pe].len != me.len)
-            lshm_fatal("shmem_init", "PE %d's global and static data is %llu bytes, this PE's %llu: every PE must "
-                       "run the same executable for globals to be symmetric", pe, (unsigned long long)all[pe].len,
-                       (unsigned long long)me.len);
+    check_sizes(all, me.len);
     if (!s.found) {
         free(all);
         return;
@@ -167,19 +192,7 @@ void lshm_globals_init(void)
     seg_base = g->base;
     seg_len = g->len;
     g->peer[lshm.me] = g->base;
-    for (int pe = 0; pe < lshm.npes; pe++) {
-        if (pe == lshm.me || all[pe].fd < 0 || !locus_rma_is_local(lshm.rma, pe))
-            continue;
-        char path[64];
-        snprintf(path, sizeof path, "/proc/%d/fd/%d", all[pe].pid, all[pe].fd);
-        int fd = open(path, O_RDWR | O_CLOEXEC);
-        if (fd < 0)
-            continue; /* reached by copies (locus rma's CMA path) instead */
-        void *m = mmap(NULL, g->len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-        close(fd);
-        if (m != MAP_FAILED)
-            g->peer[pe] = m;
-    }
+    map_peers(g, all);
     free(all);
     /* everyone opened the others' memfds: ours may close (the mappings keep it) */
     if ((st = locus_boot_barrier(lshm.boot)))
