@@ -5,8 +5,10 @@
  * NIC when the job spans nodes), shares the data segment (globals.c) and
  * decides the job's atomicity agent. shmem_finalize is collective and
  * undoes it; a program that returns from main without it (start_pes, or a
- * forgotten finalize) is finalized at exit. shmem_global_exit ends every PE
- * through the launcher with the given status. */
+ * forgotten finalize) is finalized at exit, but a PE of a larger job that
+ * exits with a nonzero status ends the job instead (see at_exit).
+ * shmem_global_exit ends every PE through the launcher with the given
+ * status. */
 #include "shmem/shmem_internal.h"
 
 #include <sched.h>
@@ -75,12 +77,31 @@ static void heap_init(const lshm_env_t *env)
     lshm.cpu_amo = all_mapped;
 }
 
-static void at_exit(void)
+/* Runs at exit() of a PE that did not call shmem_finalize. Status 0 (a
+ * start_pes program, a forgotten finalize): the collective finalize, as if
+ * main had called it. Any other status is an error exit of this PE alone:
+ * the finalize sync would wait for the others, who may be anywhere (waiting
+ * for a flag this PE never sets: the job hangs), and it would even complete
+ * a shmem_barrier_all they are waiting in, letting them past a barrier this
+ * PE never reached. Instead the job ends through the launcher with this
+ * status and says why, as shmem_global_exit does. A job of one PE is
+ * finalized either way. exit() flushes stdio only after these handlers. */
+static void at_exit(int status, void *arg)
 {
-    if (lshm.init_count > 0 && !lshm.exiting) {
-        lshm.init_count = 1;
-        pshmem_finalize();
+    (void)arg;
+    if (lshm.init_count <= 0 || lshm.exiting)
+        return;
+    if (status != 0 && lshm.npes > 1 && lshm.boot) {
+        char msg[128];
+        lshm.exiting = true;
+        fflush(NULL);
+        snprintf(msg, sizeof msg, "PE %d exited with status %d without calling shmem_finalize", lshm.me, status);
+        locus_boot_abort(lshm.boot, status, msg); /* does not return */
     }
+    fflush(NULL); /* before the collective wait: a PE killed in it (another
+                     PE's error exit) keeps what it printed */
+    lshm.init_count = 1;
+    pshmem_finalize();
 }
 
 static int do_init(int requested, int *provided, bool fatal_on_error)
@@ -130,7 +151,7 @@ static int do_init(int requested, int *provided, bool fatal_on_error)
     lshm.init_count = 1;
     static bool registered;
     if (!registered) {
-        atexit(at_exit);
+        on_exit(at_exit, NULL);
         registered = true;
     }
     if (lshm.me == 0 && (env.info || env.version))
