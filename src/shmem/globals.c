@@ -31,7 +31,9 @@
 #include <unistd.h>
 
 extern char __data_start[] __attribute__((weak));
-extern char _end[] __attribute__((weak));
+/* (No _end: in this library the linker defines _end as its own end, a
+ * local symbol, never the program's; the program's writable segment,
+ * .bss included, is the PT_LOAD dl_iterate_phdr reports.) */
 
 typedef struct {
     uintptr_t start, end; /* writable part, page-rounded */
@@ -169,9 +171,6 @@ void lshm_globals_init(void)
         lshm_fatal("shmem_init", "out of memory for %d PEs", lshm.npes);
     seg_t s = {0};
     dl_iterate_phdr(find_cb, &s);
-    if (s.found && _end && (uintptr_t)_end > s.end && lshm.debug)
-        fprintf(stderr, "locus shmem: PE %d: _end %p lies beyond the writable segment's end %p\n", lshm.me,
-                (void *)_end, (void *)s.end);
     char why[256] = "";
     bool local_peers = locus_boot_local_size(lshm.boot) > 1;
     bool shared = s.found && local_peers &&
