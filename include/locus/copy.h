@@ -146,6 +146,54 @@ static inline __attribute__((always_inline)) void locus_copy_tiny(void *dst, con
     }
 }
 
+/* A copy that stores every byte of dst once, each naturally aligned word of
+ * up to 8 bytes with one store: for memory another process may poll while
+ * the copy lands (the target of a one-sided put waiting on a word of it).
+ * memcpy and locus_copy_tiny move short lengths as two overlapping moves,
+ * so a word could be stored twice, and a reader that saw the first store
+ * and changed the word (reset a flag, answered) could have its change undone
+ * by the second. Meant for short lengths: it moves 16 bytes at a time. */
+static inline __attribute__((always_inline)) void locus_copy_once(void *dst, const void *src, size_t n)
+{
+    unsigned char *d = (unsigned char *)dst;
+    const unsigned char *s = (const unsigned char *)src;
+    if (n && ((uintptr_t)d & 1)) { *d = *s; d += 1; s += 1; n -= 1; }
+    if (n >= 2 && ((uintptr_t)d & 2)) { memcpy(d, s, 2); d += 2; s += 2; n -= 2; }
+    if (n >= 4 && ((uintptr_t)d & 4)) { memcpy(d, s, 4); d += 4; s += 4; n -= 4; }
+    while (n >= 16) { /* d is 8-aligned here unless n was too short to align it */
+        memcpy(d, s, 16);
+        d += 16; s += 16; n -= 16;
+        __asm__ volatile("" : "+r"(d), "+r"(s)); /* stays 16-byte moves, never a memcpy call */
+    }
+    if (n >= 8) { memcpy(d, s, 8); d += 8; s += 8; n -= 8; }
+    if (n >= 4) { memcpy(d, s, 4); d += 4; s += 4; n -= 4; }
+    if (n >= 2) { memcpy(d, s, 2); d += 2; s += 2; n -= 2; }
+    if (n) *d = *s;
+}
+
+/* The bytes at each end of a polled copy that go through locus_copy_once. */
+#define LOCUS_COPY_EDGE 64u
+
+/* locus_copy for memory its owner may poll (a put's target): up to
+ * 2 * LOCUS_COPY_EDGE bytes through locus_copy_once; longer copies write
+ * their first and last LOCUS_COPY_EDGE bytes that way, the last ones after
+ * the rest (and after the kernel's closing sfence), so a flag in the first
+ * or last word is stored once and the last word lands last. Words in the
+ * middle may still be stored twice (the kernels' own edges). */
+static inline __attribute__((always_inline)) void locus_copy_polled(void *dst, const void *src, size_t n,
+                                                                  locus_copy_hint_t hint)
+{
+    unsigned char *d = (unsigned char *)dst;
+    const unsigned char *s = (const unsigned char *)src;
+    if (n <= 2 * LOCUS_COPY_EDGE) {
+        locus_copy_once(d, s, n);
+        return;
+    }
+    locus_copy_once(d, s, LOCUS_COPY_EDGE);
+    locus_copy(d + LOCUS_COPY_EDGE, s + LOCUS_COPY_EDGE, n - 2 * LOCUS_COPY_EDGE, hint);
+    locus_copy_once(d + n - LOCUS_COPY_EDGE, s + n - LOCUS_COPY_EDGE, LOCUS_COPY_EDGE);
+}
+
 /* ---------- kernels (tests, benchmarks, forcing) ---------- */
 
 /* Kernels are numbered 0..locus_copy_num_kernels()-1; names: "libc" (glibc

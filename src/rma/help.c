@@ -15,6 +15,8 @@
  * when every taken piece is counted done). The owner takes what is left,
  * then waits for the pieces others took: a blocking put before it returns,
  * a _nbi one at the next flush, fence or barrier (or when the ring is full).
+ * The first and last LOCUS_COPY_EDGE bytes are the owner's, each stored
+ * once, the last ones after every piece (a target may poll a word there).
  * A copy is idempotent (the source may not change until then), so if a
  * taker dies with a piece, the owner copies everything itself once the
  * liveness check has seen the death. Not used when the node has more
@@ -186,6 +188,9 @@ static void complete(locus_rma_t *r, int k)
             break;
         }
     }
+    uint32_t e = r->help_edge[k];
+    if (e) /* the last bytes last, once */
+        locus_copy_once(r->peers[s->dst_rank].base + s->dst_off + s->len, r->base + s->src_off + s->len, e);
     r->stats.puts_helped += mine < np;
     r->help_gen[k]++; /* even: retired */
     atomic_store_explicit(&s->claim, claim_word(r->help_gen[k], 0, 0), memory_order_release);
@@ -212,6 +217,16 @@ void rma_help_put(locus_rma_t *r, int rank, uint64_t dst_off, const void *src, s
         complete_oldest(r);
     int k = (r->help_head + r->help_count) % RMA_HELP_SLOTS;
     help_slot_t *s = &ring_of(r, r->rank)->slot[k];
+    /* the edges are the owner's, each byte stored once (a target may poll a
+     * word there, see locus_copy_polled): the first now, the last when the
+     * pieces are done; the pieces cover the middle */
+    uint32_t edge = len >= 4 * LOCUS_COPY_EDGE ? LOCUS_COPY_EDGE : 0;
+    if (edge)
+        locus_copy_once(r->peers[rank].base + dst_off, src, edge);
+    r->help_edge[k] = edge;
+    src = (const char *)src + edge;
+    dst_off += edge;
+    len -= 2 * (size_t)edge;
     uint64_t piece = len / 16 > MIN_PIECE ? len / 16 : MIN_PIECE;
     if ((len + piece - 1) / piece > MAX_PIECES)
         piece = (len + MAX_PIECES - 1) / MAX_PIECES;
@@ -228,7 +243,7 @@ void rma_help_put(locus_rma_t *r, int rank, uint64_t dst_off, const void *src, s
     atomic_fetch_add_explicit(&ring_of(r, r->rank)->posted, 1, memory_order_release);
     r->help_count++;
     r->stats.puts_local++;
-    r->stats.bytes_local += len;
+    r->stats.bytes_local += len + 2 * (size_t)edge;
     if (blocking) {
         /* it is the newest: complete the older ones first keeps the FIFO */
         rma_help_flush(r);

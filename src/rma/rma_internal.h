@@ -91,6 +91,7 @@ struct locus_rma {
     bool help_on;         /* large puts are shared with waiting peers */
     int *help_peers, nhelp_peers; /* the node's other processes (whose puts we may copy) */
     uint32_t help_gen[RMA_HELP_SLOTS];
+    uint32_t help_edge[RMA_HELP_SLOTS]; /* bytes at each end the owner stores itself */
     int help_head, help_count; /* our posted descriptors, oldest first */
     locus_rma_stats_t stats;
     lc_notes_t notes;

@@ -145,11 +145,15 @@ locus_status_t rma_nic_xfer(locus_rma_t *r, int rank, int win, uint64_t off, cha
     return LOCUS_OK;
 }
 
-static void local_copy(void *dst, const void *src, size_t len, locus_copy_hint_t hint)
+/* A put's target may be polling a word of it: its edges are stored once
+ * (locus_copy_polled); a get's copy needs no care. */
+static void local_copy(void *dst, const void *src, size_t len, locus_copy_hint_t hint, bool put)
 {
     uintptr_t d = (uintptr_t)dst, s = (uintptr_t)src;
     if (d < s + len && s < d + len) /* a put to self over its own source */
         memmove(dst, src, len);
+    else if (put)
+        locus_copy_polled(dst, src, len, hint);
     else
         locus_copy(dst, src, len, hint);
 }
@@ -183,11 +187,11 @@ static locus_status_t xfer(locus_rma_t *r, int rank, void *sym, void *local, siz
     /* one copy through the mapping; NT stores for large puts, the target
      * reads the data later from its own cache or memory */
     if (put) {
-        local_copy(p->base + off, local, len, (locus_copy_hint_t)p->put_hint);
+        local_copy(p->base + off, local, len, (locus_copy_hint_t)p->put_hint, true);
         __atomic_thread_fence(__ATOMIC_RELEASE);
         r->stats.puts_local++;
     } else {
-        local_copy(local, p->base + off, len, LOCUS_COPY_HINT_NONE);
+        local_copy(local, p->base + off, len, LOCUS_COPY_HINT_NONE, false);
         __atomic_thread_fence(__ATOMIC_ACQUIRE);
         r->stats.gets_local++;
     }

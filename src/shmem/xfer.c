@@ -77,47 +77,16 @@ void lshm_settle(void)
         lshm_fence();
 }
 
-/* A put into mapped memory writes every byte of the target once, and every
- * naturally aligned word of up to 8 bytes with one store. shmem_wait_until
- * "must not return before the update of the memory indicated by ivar is fully
- * complete" (1.5, 9.10.2): memcpy moves 2..31 bytes as two overlapping moves
- * (head and tail), so a one-element put of a long stored its word twice; a PE
- * that saw the first store, reset the word and answered could have its reset
- * overwritten by the second. The ping-pong of the Quadrics sping example
- * (wait for the last word, reset it, put back) hung in 1 run of 12-50 (also
- * under Open MPI, whose puts go through the same memcpy). Puts of up to 128
- * bytes go in aligned non-overlapping pieces; larger ones keep memcpy or the
- * copy kernels for all but their first and last 64 bytes, which go this way
- * (the last ones last, after the kernel's stores): 16-byte pieces for all of
- * a 2 KiB put took 0.14 us a round trip against memcpy's 0.05. */
-#define PUT_ONCE_MAX 128u
-#define PUT_ONCE_EDGE 64u
-static void put_once(char *d, const char *s, size_t n)
-{
-    if (n && ((uintptr_t)d & 1)) { *d = *s; d += 1; s += 1; n -= 1; }
-    if (n >= 2 && ((uintptr_t)d & 2)) { memcpy(d, s, 2); d += 2; s += 2; n -= 2; }
-    if (n >= 4 && ((uintptr_t)d & 4)) { memcpy(d, s, 4); d += 4; s += 4; n -= 4; }
-    while (n >= 16) { /* d is 8-aligned here unless n was too short to align it */
-        memcpy(d, s, 16);
-        d += 16; s += 16; n -= 16;
-        __asm__ volatile("" : "+r"(d), "+r"(s)); /* stays 16-byte moves, never a memcpy call */
-    }
-    if (n >= 8) { memcpy(d, s, 8); d += 8; s += 8; n -= 8; }
-    if (n >= 4) { memcpy(d, s, 4); d += 4; s += 4; n -= 4; }
-    if (n >= 2) { memcpy(d, s, 2); d += 2; s += 2; n -= 2; }
-    if (n) *d = *s;
-}
-
-static void put_copy(char *d, const char *s, size_t n, locus_copy_hint_t hint)
-{
-    if (n <= PUT_ONCE_MAX) {
-        put_once(d, s, n);
-        return;
-    }
-    put_once(d, s, PUT_ONCE_EDGE);
-    locus_copy(d + PUT_ONCE_EDGE, s + PUT_ONCE_EDGE, n - 2 * PUT_ONCE_EDGE, hint);
-    put_once(d + n - PUT_ONCE_EDGE, s + n - PUT_ONCE_EDGE, PUT_ONCE_EDGE);
-}
+/* A put into mapped memory goes through locus_copy_polled: the target may be
+ * waiting on a word of it, and shmem_wait_until "must not return before the
+ * update of the memory indicated by ivar is fully complete" (1.5, 9.10.2).
+ * With memcpy, which moves 2..31 bytes as two overlapping moves, a
+ * one-element long put stored its word twice; a PE that saw the first store,
+ * reset the word and answered could have its reset overwritten by the second:
+ * the ping-pong of the Quadrics sping example (wait for the word, reset it,
+ * put back) hung in 1 run of 3-50 (also under Open MPI, whose puts go
+ * through the same memcpy). A 16-byte-piece copy of all of a 2 KiB put cost
+ * 0.14 us a round trip against memcpy's 0.05, so only the edges go that way. */
 
 void lshm_put(const char *call, void *dest, const void *src, size_t len, int pe, bool nbi)
 {
@@ -135,7 +104,7 @@ void lshm_put(const char *call, void *dest, const void *src, size_t len, int pe,
         if (pe == lshm.me && (char *)src < p + len && p < (const char *)src + len)
             memmove(p, src, len); /* overlapping put to self */
         else
-            put_copy(p, src, len, pe == lshm.me ? LOCUS_COPY_HINT_NONE : LOCUS_COPY_HINT_NT_DEST);
+            locus_copy_polled(p, src, len, pe == lshm.me ? LOCUS_COPY_HINT_NONE : LOCUS_COPY_HINT_NT_DEST);
         return;
     }
     through_rma(call, r, dest, (void *)src, len, pe, true, nbi, false);

@@ -23,6 +23,7 @@ const bool kNoSelftest = [] { return setenv("LOCUS_COPY_SELFTEST", "off", 0) == 
 
 constexpr size_t kGuard = 64;
 constexpr uint8_t kGuardByte = 0xA5;
+constexpr int kOnce = -2, kPolled = -3; // Buffers::run: locus_copy_once, locus_copy_polled
 
 // A source and a destination region, each with room for any alignment 0..63
 // and guard bytes on both sides of the destination.
@@ -43,9 +44,14 @@ struct Buffers {
         uint8_t *d = dst.data() + kGuard + da;
         const uint8_t *s = src.data() + sa;
         std::memset(dst.data(), kGuardByte, kGuard + da + len + kGuard);
-        locus_status_t st = k >= 0 ? locus_copy_kernel(k, d, s, len)
-                                   : total ? locus_copy_part(d, s, len, total, hint)
-                                           : locus_copy(d, s, len, hint);
+        locus_status_t st = LOCUS_OK;
+        if (k == kOnce)
+            locus_copy_once(d, s, len);
+        else if (k == kPolled)
+            locus_copy_polled(d, s, len, hint);
+        else
+            st = k >= 0 ? locus_copy_kernel(k, d, s, len)
+                        : total ? locus_copy_part(d, s, len, total, hint) : locus_copy(d, s, len, hint);
         if (st != LOCUS_OK)
             return ::testing::AssertionFailure() << "status " << st << ": " << locus_last_error();
         if (std::memcmp(d, s, len)) {
@@ -114,6 +120,26 @@ TEST_P(Kernel, LargeCopies)
     Buffers b(sizes[3] + 1);
     for (size_t len : sizes)
         ASSERT_TRUE(b.run(GetParam(), len, 3, 61)) << "len " << len;
+}
+
+// The copies for memory a peer polls (one store per byte): every size to
+// 2 KiB and past the edges, every alignment pair for the sizes that end in
+// each of their paths, large ones through the kernels between the edges.
+TEST(CopyOnce, EverySizeAndAlignment)
+{
+    Buffers b(8192);
+    for (int k : {kOnce, kPolled})
+        for (size_t len = 0; len <= 2048; len++)
+            ASSERT_TRUE(b.run(k, len, 3, 5)) << "k " << k << " len " << len;
+    const size_t sizes[] = {1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 63, 64, 65, 127, 128, 129, 255, 256, 257, 4099, 8192};
+    for (int k : {kOnce, kPolled})
+        for (size_t len : sizes)
+            for (size_t sa = 0; sa < 16; sa++)
+                for (size_t da = 0; da < 16; da++)
+                    ASSERT_TRUE(b.run(k, len, sa, da)) << "k " << k << " len " << len << " src+" << sa << " dst+" << da;
+    Buffers big((12u << 20) + 1);
+    for (locus_copy_hint_t h : {LOCUS_COPY_HINT_NONE, LOCUS_COPY_HINT_NT_DEST})
+        ASSERT_TRUE(big.run(kPolled, (12u << 20) - 3, 3, 61, 0, h));
 }
 
 INSTANTIATE_TEST_SUITE_P(All, Kernel, ::testing::ValuesIn(available_kernels()), kernel_name);

@@ -11,8 +11,8 @@
  * them, so a regression shows as FAIL, not as a hang; it needs the second
  * store to land in that window, so one run catches it only sometimes (the
  * sping ping-pong hung in 1 run of 12-50 before the fix). One-element puts
- * of short, int and long, and long puts of 3 and of 300 elements (the
- * second past the small-put path). An odd last PE sits out. */
+ * of short, int and long, and long puts of 3, 300 and 40000 elements (past
+ * the small-put path; the last one a shared copy between idle PEs). An odd last PE sits out. */
 #include "tcommon.h"
 
 #include <sched.h>
@@ -25,7 +25,7 @@ static long stale; /* stale values seen by this PE in the current section */
     static void pingpong_##NAME##_##NELEMS(long iters)                                            \
     {                                                                                             \
         TYPE *buf = shmem_calloc(NELEMS, sizeof(TYPE));                                           \
-        TYPE *src = malloc(NELEMS * sizeof(TYPE));                                                \
+        TYPE *src = shmem_malloc(NELEMS * sizeof(TYPE)); /* from the heap: large puts are shared */ \
         int me = t_me, peer = me ^ 1;                                                             \
         shmem_barrier_all();                                                                      \
         if (peer < t_npes) {                                                                      \
@@ -61,7 +61,7 @@ static long stale; /* stale values seen by this PE in the current section */
         shmem_barrier_all();                                                                      \
         CHECK(stale == 0, "%ld stale flag values", stale);                                        \
         stale = 0;                                                                                \
-        free(src);                                                                                \
+        shmem_free(src);                                                                          \
         shmem_free(buf);                                                                          \
     }
 
@@ -70,6 +70,7 @@ PINGPONG(int, int, 1)
 PINGPONG(long, long, 1)
 PINGPONG(long, long, 3)
 PINGPONG(long, long, 300)
+PINGPONG(long, long, 40000)
 
 int main(void)
 {
@@ -88,5 +89,7 @@ int main(void)
     t_section("put_flag long x3");
     pingpong_long_300(iters / 10);
     t_section("put_flag long x300");
+    pingpong_long_40000(iters / 200); /* 320 KB: shared copies (LOCUS_RMA_HELP, 256 KiB) */
+    t_section("put_flag long x40000");
     return t_finish();
 }
