@@ -79,15 +79,9 @@ void lshm_settle(void)
 
 /* A put into mapped memory goes through locus_copy_polled: the target may be
  * waiting on a word of it, and shmem_wait_until "must not return before the
- * update of the memory indicated by ivar is fully complete" (1.5, 9.10.2).
- * With memcpy, which moves 2..31 bytes as two overlapping moves, a
- * one-element long put stored its word twice; a PE that saw the first store,
- * reset the word and answered could have its reset overwritten by the second:
- * the ping-pong of the Quadrics sping example (wait for the word, reset it,
- * put back) hung in 1 run of 3-50 (also under Open MPI, whose puts go
- * through the same memcpy). A 16-byte-piece copy of all of a 2 KiB put cost
- * 0.14 us a round trip against memcpy's 0.05, so only the edges go that way. */
-
+ * update of the memory indicated by ivar is fully complete" (1.5, 9.10.2);
+ * with memcpy a one-element put stored its word twice and the Quadrics sping
+ * ping-pong hung (copy.h says why). */
 void lshm_put(const char *call, void *dest, const void *src, size_t len, int pe, bool nbi)
 {
     if (!len)
