@@ -174,6 +174,11 @@ LOCUS_API locus_status_t locus_rma_barrier(locus_rma_t *r);
 /* True if this node has more processes of the job than cpus they may run
  * on (the union of their affinity masks): waits should yield. */
 LOCUS_API bool locus_rma_oversubscribed(const locus_rma_t *r);
+/* True if every process of the job on this node is bound to cpus that no
+ * other one of them may use (locus run --bind core; mpirun's binding of a
+ * few processes): a wait may then spin through a time slice without keeping
+ * a peer it waits for off the cpu. Other jobs may still share them. */
+LOCUS_API bool locus_rma_own_cpus(const locus_rma_t *r);
 /* Drive the NIC's completions, copy pieces of the node's large puts that
  * other processes shared (LOCUS_RMA_HELP) and, at most every 250 ms, check that every
  * peer is alive (an RDMA READ to NIC peers, the pid on this node): call it in

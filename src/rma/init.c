@@ -95,18 +95,23 @@ static locus_status_t create_heap(locus_rma_t *r, bool shared)
 }
 
 /* More processes on this node than cpus they may run on together (a
- * process bound to one core sees one cpu of its own). */
+ * process bound to one core sees one cpu of its own); and whether each one
+ * is bound to cpus of its own (the masks are disjoint exactly when their
+ * sizes add up to their union's): then a wait can spin without holding up
+ * a peer that needs its cpu. */
 static void node_load(locus_rma_t *r, const info_t *all)
 {
     cpu_set_t node;
     CPU_ZERO(&node);
-    int procs = 0;
+    int procs = 0, cpus = 0;
     for (int q = 0; q < r->size; q++)
         if (all[q].node == r->node) {
             CPU_OR(&node, &node, (cpu_set_t *)&all[q].cpus);
+            cpus += CPU_COUNT((cpu_set_t *)&all[q].cpus);
             procs++;
         }
     r->oversubscribed = procs > CPU_COUNT(&node);
+    r->own_cpus = cpus == CPU_COUNT(&node);
 }
 
 /* True if every cpu of both masks is in one L3 (sysfs): data a put leaves
@@ -356,6 +361,7 @@ uint64_t locus_rma_heap_size(const locus_rma_t *r) { return r ? r->user_size : 0
 const char *locus_rma_notes(const locus_rma_t *r) { return r ? lc_notes_text(&r->notes) : ""; }
 
 bool locus_rma_oversubscribed(const locus_rma_t *r) { return r && r->oversubscribed; }
+bool locus_rma_own_cpus(const locus_rma_t *r) { return r && r->own_cpus; }
 
 bool locus_rma_is_local(const locus_rma_t *r, int rank)
 {

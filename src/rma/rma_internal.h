@@ -88,6 +88,7 @@ struct locus_rma {
     int nregions;
     /* shared copies (help.c) */
     bool oversubscribed;  /* more processes on this node than the cpus they may use */
+    bool own_cpus;        /* each process of this node bound to cpus no other one may use */
     bool help_on;         /* large puts are shared with waiting peers */
     int *help_peers, nhelp_peers; /* the node's other processes (whose puts we may copy) */
     uint32_t help_gen[RMA_HELP_SLOTS];

@@ -143,6 +143,10 @@ static int do_init(int requested, int *provided, bool fatal_on_error)
     lshm.thread_level = requested < SHMEM_THREAD_SINGLE ? SHMEM_THREAD_SINGLE
                         : requested > SHMEM_THREAD_MULTIPLE ? SHMEM_THREAD_MULTIPLE : requested;
     lshm.mt = lshm.thread_level == SHMEM_THREAD_MULTIPLE;
+    /* Waits spin longer only where nobody needs this cpu: one node (a software
+     * NIC, Soft-RoCE, needs the cpus' time), a cpu of its own, one thread. */
+    lshm.spin_long = lshm.cpu_amo && !lshm.oversubscribed && locus_rma_own_cpus(lshm.rma) &&
+                     lshm.thread_level == SHMEM_THREAD_SINGLE;
     if (provided)
         *provided = lshm.thread_level;
     /* every mailbox is cleared before anyone signals */

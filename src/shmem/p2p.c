@@ -1,10 +1,9 @@
 /* Point-to-point synchronization: wait_until, test and their _all, _any,
  * _some and _vector forms. A wait re-loads the variable with an acquire
  * load (updates come from CPU stores or atomics on this node and from the
- * NIC's writes), relaxes, yields when the node has more PEs than CPUs or
- * the wait is long, sleeps when it is longer (naps growing with the wait:
- * core/clock.h, lc_backoff_ns), and drives locus rma now and then (NIC completions; a
- * peer that died ends the wait with a message instead of a hang). */
+ * NIC's writes), relaxes (lshm_relax: pause, yield, nap) and drives locus
+ * rma now and then (NIC completions; a peer that died ends the wait with a
+ * message instead of a hang). */
 #include "shmem/shmem_internal.h"
 
 #include "core/clock.h"
@@ -15,27 +14,59 @@
 
 #define SPIN_BEFORE_YIELD 2048u
 #define SPIN_BEFORE_SLEEP 65536u /* ~ms of spinning: the wait is long */
+#define OWN_CPU_SPIN_NS 1000000u   /* PEs on cpus of their own: spin for 1 ms, */
+#define OWN_CPU_SLEEP_NS 20000000u /* then yield, and nap from 20 ms (as rma's waits) */
 
-static _Thread_local uint64_t sleeping_since; /* this thread's current wait began to sleep */
+static _Thread_local uint64_t long_since; /* this thread's current wait became long */
 
-/* Long waits sleep between polls, naps growing with the wait: a PE spinning
+/* Long waits nap between polls, naps growing with the wait: a PE spinning
  * on every CPU of a node can starve the kernel's own work (Soft-RoCE runs its
  * transport in softirq context: starved, it misses ACK deadlines and the
  * link fails; woken every 20 us, it answered READs 1.2-1.3x slower). */
+static void nap(uint64_t waited)
+{
+    lc_sleep_ns(lc_backoff_ns(waited, 20000)); /* 20 us, growing to 1 ms */
+}
+
+/* A one-node, single-threaded job whose PEs have cpus of their own
+ * (lshm.spin_long): a peer or thread we wait for is not kept off its cpu by
+ * us, so spinning on costs nothing it needs, while a yield hands our cpu to whatever else runs here (other jobs'
+ * processes) for a time slice: with one busy loop per cpu beside a bound
+ * 2-PE ping-pong (sping), yielding after 2048 polls made the median round
+ * trip 4x longer than spinning for 1 ms (research/LOG.md, 2026-11-27). */
+static void relax_own_cpu(unsigned s)
+{
+    uint64_t now = lc_now_ns();
+    if (s == SPIN_BEFORE_YIELD + 1)
+        long_since = now;
+    uint64_t waited = now - long_since;
+    if (waited < OWN_CPU_SPIN_NS)
+        __builtin_ia32_pause();
+    else if (waited < OWN_CPU_SLEEP_NS)
+        sched_yield();
+    else
+        nap(waited - OWN_CPU_SLEEP_NS);
+}
+
+/* Otherwise another process of the job may need our cpu: yield after a
+ * short spin (at once when the node has more PEs than cpus), nap after many
+ * polls. */
 void lshm_relax(const char *call, unsigned *spins)
 {
     unsigned s = ++*spins;
     if ((s & 15u) == 0) /* NIC completions, peers' shared copies (join them soon), liveness */
         lshm_progress(call);
-    if (s > SPIN_BEFORE_SLEEP) {
+    if (s <= SPIN_BEFORE_YIELD && !lshm.oversubscribed) {
+        __builtin_ia32_pause();
+    } else if (lshm.spin_long) {
+        relax_own_cpu(s);
+    } else if (s > SPIN_BEFORE_SLEEP) {
         uint64_t now = lc_now_ns();
         if (s == SPIN_BEFORE_SLEEP + 1)
-            sleeping_since = now;
-        lc_sleep_ns(lc_backoff_ns(now - sleeping_since, 20000)); /* 20 us, growing to 1 ms */
-    } else if (lshm.oversubscribed || s > SPIN_BEFORE_YIELD) {
-        sched_yield();
+            long_since = now;
+        nap(now - long_since);
     } else {
-        __builtin_ia32_pause();
+        sched_yield();
     }
 }
 

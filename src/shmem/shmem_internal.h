@@ -91,6 +91,7 @@ typedef struct lshm_state {
     int thread_level;
     bool debug;              /* SHMEM_DEBUG: argument agreement checks, notes */
     bool oversubscribed;     /* more PEs on this node than CPUs: waits yield */
+    bool spin_long;          /* one node, PEs on cpus of their own, THREAD_SINGLE: waits spin 1 ms first */
     bool cpu_amo;            /* the job's atomicity agent: CPU (one node) or NIC */
     bool nic_pending;        /* a locus rma operation (NIC, or a shared put) since the last quiet */
     bool rma_puts_pending;   /* a _nbi put through locus rma since the last quiet/fence */
@@ -193,7 +194,8 @@ uint64_t lshm_amo(const char *call, locus_rma_amo_op_t op, void *dest, size_t wi
 /* ---- p2p.c ---- */
 
 /* Relax in a wait loop: pause, then yield when the node is oversubscribed or
- * the wait is long; progress the NIC every so often. */
+ * the wait is long (spin_long: longer), nap when it is longer; progress the
+ * NIC every so often. */
 void lshm_relax(const char *call, unsigned *spins);
 bool lshm_cmp_u64(int cmp, uint64_t v, uint64_t ref, int width, bool is_signed);
 

@@ -24,7 +24,10 @@
  * Options: --ops N (per rank, default 5000), --seed S, --expect local|nic
  * (how peers must be reached), --expect-reg-full (some transfers found the
  * registration cache full and went through the bounce buffers: run with a
- * small LOCUS_REG_MAX_BYTES), --quiet. Prints "rma_check: ok ..." per rank.
+ * small LOCUS_REG_MAX_BYTES), --expect-cpus own|shared|over (what the node's
+ * processes run on: each bound to cpus of its own, sharing them, more
+ * processes than cpus; own and shared exit 77 on a machine with fewer cpus than
+ * ranks), --quiet. Prints "rma_check: ok ..." per rank.
  */
 #include <locus/locus.h>
 
@@ -669,11 +672,23 @@ static void region_test(locus_rma_t *r)
     }
 }
 
+/* How the node's processes share its cpus, as the launcher bound them. */
+static void cpus_test(locus_rma_t *r, const char *want)
+{
+    const char *got = locus_rma_oversubscribed(r) ? "over" : locus_rma_own_cpus(r) ? "own" : "shared";
+    if (strcmp(want, "over") && sysconf(_SC_NPROCESSORS_ONLN) < np) {
+        printf("SKIP: %d ranks cannot have cpus of their own on %ld cpus\n", np, sysconf(_SC_NPROCESSORS_ONLN));
+        exit(77);
+    }
+    CHECK(!strcmp(got, want), "the node's cpus: %s, expected %s", got, want);
+    CHECK(!(locus_rma_oversubscribed(r) && locus_rma_own_cpus(r)), "both oversubscribed and on cpus of its own");
+}
+
 int main(int argc, char **argv)
 {
     long want_ops = 5000;
     uint64_t seed = 12345;
-    const char *expect = NULL, *kill_mode = NULL, *kill_cmd = NULL;
+    const char *expect = NULL, *expect_cpus = NULL, *kill_mode = NULL, *kill_cmd = NULL;
     int victim = -1;
     double die_after = -1;
     for (int i = 1; i < argc; i++) {
@@ -684,6 +699,8 @@ int main(int argc, char **argv)
             seed = strtoull(argv[++i], NULL, 0);
         else if (!strcmp(a, "--expect") && v)
             expect = argv[++i];
+        else if (!strcmp(a, "--expect-cpus") && v)
+            expect_cpus = argv[++i];
         else if (!strcmp(a, "--kill-test") && v)
             kill_mode = argv[++i];
         else if (!strcmp(a, "--victim") && v)
@@ -726,6 +743,8 @@ int main(int argc, char **argv)
             if (q != me)
                 CHECK(locus_rma_is_local(r, q) == !strcmp(expect, "local"), "rank %d is %s, expected %s", q,
                       locus_rma_is_local(r, q) ? "local" : "reached by the NIC", expect);
+    if (expect_cpus)
+        cpus_test(r, expect_cpus);
     if (kill_mode)
         return kill_test(r, victim < 0 ? np - 1 : victim, !strcmp(kill_mode, "wait"), kill_cmd, die_after);
     errors_test(r);

@@ -4,6 +4,8 @@
  * _all/_any/_some and vector forms are in p2p15.c. */
 #include "tcommon.h"
 
+#include <time.h>
+
 #ifndef T_P2P_LIST /* Open MPI 4.1 has these; p2p15.c adds the rest */
 #define T_P2P_LIST(X) X(int, int) X(long, long) X(long long, longlong)
 #endif
@@ -72,11 +74,40 @@ static void chain(void)
     t_section("token ring, 20 rounds");
 }
 
+/* Updates that come late (30 and 60 ms): a wait that has gone on that long
+ * no longer spins (it yields, then naps) and must still return with the
+ * value; the token is passed around the ring, so each PE waits once while
+ * its left neighbour sleeps and once while the one before it does. */
+static void late(void)
+{
+    int me = t_me, npes = t_npes, right = (me + 1) % npes;
+    long *tok = shmem_malloc(sizeof(long));
+    *tok = 0;
+    shmem_barrier_all();
+    for (long r = 1; r <= 2; r++) {
+        if (me == 0) {
+            struct timespec ts = {0, 30000000L * r};
+            nanosleep(&ts, NULL);
+            shmem_long_p(tok, r, right);
+        } else {
+            shmem_long_wait_until(tok, SHMEM_CMP_EQ, r);
+            shmem_long_p(tok, r, right);
+        }
+        if (me == 0)
+            shmem_long_wait_until(tok, SHMEM_CMP_EQ, r);
+        CHECK(*tok == r, "late round %ld: token %ld", r, *tok);
+        shmem_barrier_all();
+    }
+    shmem_free(tok);
+    t_section("late updates (30, 60 ms)");
+}
+
 int main(void)
 {
     t_init();
 #define CALL(TYPE, NAME) test_##NAME();
     T_P2P_LIST(CALL)
     chain();
+    late();
     return t_finish();
 }
