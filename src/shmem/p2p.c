@@ -30,10 +30,11 @@ static void nap(uint64_t waited)
 
 /* A one-node, single-threaded job whose PEs have cpus of their own
  * (lshm.spin_long): a peer or thread we wait for is not kept off its cpu by
- * us, so spinning on costs nothing it needs, while a yield hands our cpu to whatever else runs here (other jobs'
- * processes) for a time slice: with one busy loop per cpu beside a bound
- * 2-PE ping-pong (sping), yielding after 2048 polls made the median round
- * trip 4x longer than spinning for 1 ms (research/LOG.md, 2026-11-27). */
+ * us, so spinning on costs nothing it needs, while a yield hands our cpu to
+ * whatever else runs here (other jobs' processes) for a time slice: beside
+ * 2-4 busy loops, a bound 2-PE ping-pong (sping) had median round trips
+ * 4-15x longer when it yielded after 2048 polls than when it spun for 1 ms
+ * (research/LOG.md, 2026-11-27, "waits under outside load"). */
 static void relax_own_cpu(unsigned s)
 {
     uint64_t now = lc_now_ns();
