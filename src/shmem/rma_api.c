@@ -8,7 +8,10 @@
 /* (dest, source, bytes, world pe) for each kind of routine */
 #define DEF_RMA(T, N)                                                                              \
     LSHM_DEF(void, shmem_##N##_put, (T * dest, const T *source, size_t nelems, int pe))            \
-    { lshm_put(CALL, dest, source, nelems * sizeof(T), CTXPE(SHMEM_CTX_DEFAULT, pe), false); }     \
+    {                                                                                              \
+        if (!lshm_put_small(dest, source, nelems * sizeof(T), pe))                                 \
+            lshm_put(CALL, dest, source, nelems * sizeof(T), CTXPE(SHMEM_CTX_DEFAULT, pe), false); \
+    }                                                                                              \
     LSHM_DEF(void, shmem_ctx_##N##_put, (shmem_ctx_t ctx, T * dest, const T *source, size_t nelems, int pe)) \
     { lshm_put(CALL, dest, source, nelems * sizeof(T), CTXPE(ctx, pe), false); }                   \
     LSHM_DEF(void, shmem_##N##_get, (T * dest, const T *source, size_t nelems, int pe))            \
@@ -24,7 +27,10 @@
     LSHM_DEF(void, shmem_ctx_##N##_get_nbi, (shmem_ctx_t ctx, T * dest, const T *source, size_t nelems, int pe)) \
     { lshm_get(CALL, dest, source, nelems * sizeof(T), CTXPE(ctx, pe), true); }                    \
     LSHM_DEF(void, shmem_##N##_p, (T * dest, T value, int pe))                                      \
-    { lshm_put(CALL, dest, &value, sizeof(T), CTXPE(SHMEM_CTX_DEFAULT, pe), false); }              \
+    {                                                                                              \
+        if (!lshm_put_small(dest, &value, sizeof(T), pe))                                          \
+            lshm_put(CALL, dest, &value, sizeof(T), CTXPE(SHMEM_CTX_DEFAULT, pe), false);          \
+    }                                                                                              \
     LSHM_DEF(void, shmem_ctx_##N##_p, (shmem_ctx_t ctx, T * dest, T value, int pe))                 \
     { lshm_put(CALL, dest, &value, sizeof(T), CTXPE(ctx, pe), false); }                            \
     LSHM_DEF(T, shmem_##N##_g, (const T *source, int pe))                                           \
@@ -55,7 +61,10 @@ _LSHM_RMA_TYPES(DEF_RMA)
 
 #define DEF_SIZED(B, U)                                                                            \
     LSHM_DEF(void, shmem_put##B, (void *dest, const void *source, size_t nelems, int pe))           \
-    { lshm_put(CALL, dest, source, nelems * U, CTXPE(SHMEM_CTX_DEFAULT, pe), false); }             \
+    {                                                                                              \
+        if (!lshm_put_small(dest, source, nelems * U, pe))                                         \
+            lshm_put(CALL, dest, source, nelems * U, CTXPE(SHMEM_CTX_DEFAULT, pe), false);         \
+    }                                                                                              \
     LSHM_DEF(void, shmem_ctx_put##B, (shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)) \
     { lshm_put(CALL, dest, source, nelems * U, CTXPE(ctx, pe), false); }                           \
     LSHM_DEF(void, shmem_get##B, (void *dest, const void *source, size_t nelems, int pe))           \
@@ -87,7 +96,10 @@ _LSHM_RMA_TYPES(DEF_RMA)
 _LSHM_SIZES(DEF_SIZED)
 
 LSHM_DEF(void, shmem_putmem, (void *dest, const void *source, size_t nelems, int pe))
-{ lshm_put(CALL, dest, source, nelems, CTXPE(SHMEM_CTX_DEFAULT, pe), false); }
+{
+    if (!lshm_put_small(dest, source, nelems, pe))
+        lshm_put(CALL, dest, source, nelems, CTXPE(SHMEM_CTX_DEFAULT, pe), false);
+}
 LSHM_DEF(void, shmem_ctx_putmem, (shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe))
 { lshm_put(CALL, dest, source, nelems, CTXPE(ctx, pe), false); }
 LSHM_DEF(void, shmem_getmem, (void *dest, const void *source, size_t nelems, int pe))
