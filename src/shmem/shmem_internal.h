@@ -171,25 +171,38 @@ int lshm_ctx_pe(const char *call, shmem_ctx_t ctx, int pe);
 lshm_ctx_t *lshm_ctx(const char *call, shmem_ctx_t ctx);
 
 void lshm_put(const char *call, void *dest, const void *src, size_t len, int pe, bool nbi);
-/* The common small put, inlined into the API routines: up to 2 *
- * LOCUS_COPY_EDGE bytes from this PE into another PE's heap mapped here,
- * nothing of ours in flight through locus rma. Stored with locus_copy_once as
- * lshm_put would; false (nothing done) for anything else, which lshm_put
- * then checks and carries out. In a ping-pong the path between seeing the
- * peer's flag and storing ours is the latency: lshm_put's general path (PE
- * check, region search, ordering, copy choice) cost ~20 ns of a 60-80 ns
- * one-way trip on a Zen 4 host. */
+/* Large puts between heaps of this node go through locus rma, which shares
+ * the copy with a PE of the node that waits in the library meanwhile
+ * (LOCUS_RMA_HELP); a _nbi one completes at the next quiet, fence or
+ * barrier. Any other operation first completes them, so that puts to a PE
+ * are applied in the order they were made. */
+#define LSHM_RMA_PUT_MIN (64u << 10)
+/* A put into another PE's heap mapped here: locus_copy_polled, NT stores
+ * above the selector's threshold (out of line: the kernels' call anyway). */
+void lshm_put_mapped(char *p, const void *src, size_t len);
+/* The common put, inlined into the API routines: below LSHM_RMA_PUT_MIN
+ * from this PE into another PE's heap mapped here, nothing of ours in
+ * flight through locus rma; up to 2 * LOCUS_COPY_EDGE bytes stored right
+ * here with locus_copy_once, longer ones by lshm_put_mapped, as lshm_put
+ * would. False (nothing done) for anything else, which lshm_put then checks
+ * and carries out. In a ping-pong the path between seeing the peer's flag
+ * and storing ours is the latency: lshm_put's general path (PE check,
+ * region search, ordering, copy choice) cost ~20 ns of a 60-80 ns one-way
+ * trip on a Zen 4 host. */
 static inline bool lshm_put_small(void *dest, const void *src, size_t len, int pe)
 {
     const lshm_region_t *h = &lshm.reg[LSHM_HEAP];
     uint64_t off = (uint64_t)((uintptr_t)dest - (uintptr_t)h->base);
-    if ((unsigned)pe >= (unsigned)lshm.npes || pe == lshm.me || len > 2 * LOCUS_COPY_EDGE || off < lshm.reserve ||
+    if ((unsigned)pe >= (unsigned)lshm.npes || pe == lshm.me || len >= LSHM_RMA_PUT_MIN || off < lshm.reserve ||
         off >= h->len || len > h->len - off || __atomic_load_n(&lshm.rma_puts_pending, __ATOMIC_RELAXED))
         return false;
     char *p = h->peer[pe];
     if (!p)
         return false;
-    locus_copy_once(p + off, src, len);
+    if (len <= 2 * LOCUS_COPY_EDGE)
+        locus_copy_once(p + off, src, len);
+    else
+        lshm_put_mapped(p + off, src, len);
     return true;
 }
 void lshm_get(const char *call, void *dest, const void *src, size_t len, int pe, bool nbi);

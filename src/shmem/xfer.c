@@ -42,12 +42,6 @@ static void nic_failed(const char *call, locus_status_t st, int pe, const void *
     lshm_fatal_status(call, st, what);
 }
 
-/* Large puts between heaps of this node go through locus rma, which shares
- * the copy with a PE of the node that waits in the library meanwhile
- * (LOCUS_RMA_HELP); a _nbi one completes at the next quiet, fence or
- * barrier. Any other operation first completes them, so that puts to a PE
- * are applied in the order they were made. */
-#define LSHM_RMA_PUT_MIN (64u << 10)
 
 /* One transfer by locus rma: over the NIC, or (mapped) a large put that rma
  * may share. What is left in flight is completed by the next quiet or fence:
@@ -82,6 +76,11 @@ void lshm_settle(void)
  * update of the memory indicated by ivar is fully complete" (1.5, 9.10.2);
  * with memcpy a one-element put stored its word twice and the Quadrics sping
  * ping-pong hung (copy.h says why). */
+void lshm_put_mapped(char *p, const void *src, size_t len)
+{
+    locus_copy_polled(p, src, len, LOCUS_COPY_HINT_NT_DEST);
+}
+
 void lshm_put(const char *call, void *dest, const void *src, size_t len, int pe, bool nbi)
 {
     if (!len)
