@@ -42,7 +42,6 @@ static void nic_failed(const char *call, locus_status_t st, int pe, const void *
     lshm_fatal_status(call, st, what);
 }
 
-
 /* One transfer by locus rma: over the NIC, or (mapped) a large put that rma
  * may share. What is left in flight is completed by the next quiet or fence:
  * a NIC put (its source is free, not its delivery), any _nbi one; a mapped
@@ -94,10 +93,12 @@ void lshm_put(const char *call, void *dest, const void *src, size_t len, int pe,
     }
     lshm_settle();
     if (p) {
-        if (pe == lshm.me && (char *)src < p + len && p < (const char *)src + len)
+        if (pe != lshm.me)
+            lshm_put_mapped(p, src, len);
+        else if ((char *)src < p + len && p < (const char *)src + len)
             memmove(p, src, len); /* overlapping put to self */
         else
-            locus_copy_polled(p, src, len, pe == lshm.me ? LOCUS_COPY_HINT_NONE : LOCUS_COPY_HINT_NT_DEST);
+            locus_copy_polled(p, src, len, LOCUS_COPY_HINT_NONE);
         return;
     }
     through_rma(call, r, dest, (void *)src, len, pe, true, nbi, false);
