@@ -29,6 +29,36 @@ struct locus_heap {
     locus_heap_populate_t populate; /* eager, reserve (fallocate), auto = neither (private firsttouch) */
 };
 
+/* ---- heap_resolve.c: the request, resolved before anything is mapped ---- */
+typedef struct {
+    locus_heap_pages_t kind;
+    uint64_t page;
+} kind_t;
+
+/* Why auto does not reserve a shared heap of 4 KiB pages. */
+#define AUTO_4K_EAGER "4 KiB pages: fallocate allocates them one by one on one thread and every first touch " \
+                      "is a fault of its own; the parallel fault-in makes the heap usable sooner"
+
+/* The attributes' ranges and combinations. */
+locus_status_t heap_check_attr(const locus_heap_attr_t *a);
+/* Per-process size in bytes (size or percent of RAM over procs), before
+ * rounding to the page. */
+locus_status_t heap_resolve_size(const locus_heap_attr_t *a, uint64_t *out);
+/* The node set as topo indices: given, else every node with memory
+ * (interleave) or with cpus (local). */
+locus_status_t heap_resolve_nodes(const locus_heap_attr_t *a, const locus_topo_t *topo, int *idx, int *count);
+/* A private heap's page kind: auto resolved, the pool checked (notes say
+ * why auto chose what it did). */
+locus_status_t heap_resolve_kind(struct locus_heap *h, locus_heap_pages_t want, const locus_topo_t *topo,
+                                 uint64_t size, kind_t *out);
+/* A shared heap's page kind and the directory of its object ("" = a
+ * private huge tmpfs). */
+locus_status_t heap_resolve_kind_shared(struct locus_heap *h, const locus_heap_attr_t *a, uint64_t size,
+                                        kind_t *out, char *dir, size_t dirlen);
+/* LOCUS_HEAP_POPULATE resolved for this heap (eager or reserve). */
+locus_heap_populate_t heap_resolve_populate(struct locus_heap *h, const locus_heap_attr_t *a, kind_t k,
+                                            const char *dir, int n);
+
 /* ---- heap_share.c: the named object behind a shared heap ---- */
 /* Whether shmem THP can be had (shmem_enabled: always, within_size, advise,
  * force); *mode gets the bracketed word ("never" if unreadable). */
