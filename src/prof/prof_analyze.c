@@ -6,7 +6,6 @@
 
 #pragma GCC diagnostic ignored "-Wformat-truncation" /* long names are cut, on purpose */
 
-#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -18,87 +17,6 @@ typedef struct {
     size_t last_alloc;
     uint64_t page; /* base page size (first-touch filters) */
 } ctx_t;
-
-/* ---------- naming ---------- */
-
-/* The first plain assignment '=' in [b, e), or NULL. */
-static const char *assignment(const char *line, const char *b, const char *e)
-{
-    for (const char *p = b; p < e; p++)
-        if (*p == '=' && p[1] != '=' && (p == line || !strchr("=!<>+-*/%&|^", p[-1])))
-            return p;
-    return NULL;
-}
-
-/* The assignment that holds the allocation: of the line's statements, the
- * first whose right-hand side calls something ("size_t n = 1 << 20; char *a
- * = malloc(n);", "for (i = 0; i < n; i++) t[i] = malloc(m);"), else the
- * first assignment ("tab[i] = new T[n]"). */
-static const char *alloc_assignment(const char *line)
-{
-    const char *first = NULL;
-    for (const char *s = line; *s;) {
-        const char *end = strchr(s, ';');
-        if (!end)
-            end = s + strlen(s);
-        const char *eq = assignment(line, s, end);
-        if (eq && memchr(eq, '(', (size_t)(end - eq)))
-            return eq;
-        if (!first)
-            first = eq;
-        s = *end ? end + 1 : end;
-    }
-    return first;
-}
-
-bool prof_guess_name(const char *line, char *name, size_t cap)
-{
-    /* "double *c = malloc(n);", "s->c = calloc(...)", "tab[i] = new T[n]" */
-    const char *eq = alloc_assignment(line);
-    if (!eq || strstr(line, "return "))
-        return false;
-    const char *e = eq;
-    while (e > line && isspace((unsigned char)e[-1]))
-        e--;
-    if (e > line && e[-1] == ']') { /* a[i] = ...: name the array */
-        int depth = 0;
-        while (e > line) {
-            e--;
-            if (*e == ']')
-                depth++;
-            else if (*e == '[' && --depth == 0)
-                break;
-        }
-        while (e > line && isspace((unsigned char)e[-1]))
-            e--;
-    }
-    const char *b = e;
-    while (b > line && (isalnum((unsigned char)b[-1]) || b[-1] == '_' || b[-1] == '.' || b[-1] == '>' ||
-                        (b[-1] == '-' && *b == '>')))
-        b--;
-    while (b < e && !(isalpha((unsigned char)*b) || *b == '_'))
-        b++;
-    if (b >= e || (size_t)(e - b) >= cap)
-        return false;
-    snprintf(name, cap, "%.*s", (int)(e - b), b);
-    return true;
-}
-
-static bool read_line(const char *file, int lineno, char *buf, size_t cap)
-{
-    FILE *f = fopen(file, "r");
-    if (!f)
-        return false;
-    int n = 0;
-    bool ok = false;
-    while (fgets(buf, (int)cap, f))
-        if (++n == lineno) {
-            ok = true;
-            break;
-        }
-    fclose(f);
-    return ok;
-}
 
 static bool runtime_module(const char *m) { return prof_runtime_module(m); }
 
@@ -145,7 +63,7 @@ static void alloc_var(ctx_t *c, prof_alloc_t *a)
     /* name: the variable assigned at the site, or at a caller of a helper */
     for (int i = site; i < a->nframes && !name[0]; i++) {
         char text[512];
-        if (loc[i].has_lines && read_line(loc[i].file, loc[i].line, text, sizeof text))
+        if (loc[i].has_lines && prof_source_line(loc[i].file, loc[i].line, text, sizeof text))
             prof_guess_name(text, name, sizeof name);
         if (i - site >= 3)
             break;

@@ -268,9 +268,11 @@ const prof_start_t *prof_start_of(const prof_session_t *s, int pid);
 const char *prof_policy_name(int mode);
 /* Plain-language finding of one variable (empty if nothing to say). */
 void prof_finding(const prof_session_t *s, prof_var_t *v);
-/* Name of the variable assigned on a source line ("c" in
+/* (prof_name.c) Name of the variable assigned on a source line ("c" in
  * "double *c = malloc(n)"), or false. */
 bool prof_guess_name(const char *line, char *name, size_t cap);
+/* Line `lineno` (from 1) of a source file; false if it is not there. */
+bool prof_source_line(const char *file, int lineno, char *buf, size_t cap);
 
 /* output (prof_report.c) */
 locus_status_t prof_write_json(const prof_session_t *s, const prof_result_t *r, FILE *out);
