@@ -64,6 +64,17 @@ static locus_status_t huge_error(locus_heap_pages_t kind, uint64_t page, uint64_
                      (unsigned long long)nr + need - (unsigned long long)avail, path);
 }
 
+/* A hugetlb kind (huge2m, huge1g) if its pool has the free pages for size. */
+static locus_status_t pool_kind(locus_heap_pages_t want, uint64_t size, kind_t *out)
+{
+    uint64_t page = want == LOCUS_PAGES_HUGE1G ? 1ull << 30 : 2ull << 20;
+    long long avail = hugetlb_available(page);
+    if (avail < 0 || (uint64_t)avail < (size + page - 1) / page)
+        return huge_error(want, page, size, avail);
+    *out = (kind_t){want, page};
+    return LOCUS_OK;
+}
+
 /* Resolve auto and check that the kind can be had; size is the request. */
 locus_status_t heap_resolve_kind(struct locus_heap *h, locus_heap_pages_t want,
                                    const locus_topo_t *topo, uint64_t size, kind_t *out)
@@ -85,14 +96,8 @@ locus_status_t heap_resolve_kind(struct locus_heap *h, locus_heap_pages_t want,
         *out = (kind_t){LOCUS_PAGES_THP, thp_size};
         return LOCUS_OK;
     case LOCUS_PAGES_HUGE2M:
-    case LOCUS_PAGES_HUGE1G: {
-        uint64_t page = want == LOCUS_PAGES_HUGE1G ? pg[0] : pg[1];
-        long long avail = hugetlb_available(page);
-        if (avail < 0 || (uint64_t)avail < (size + page - 1) / page)
-            return huge_error(want, page, size, avail);
-        *out = (kind_t){want, page};
-        return LOCUS_OK;
-    }
+    case LOCUS_PAGES_HUGE1G:
+        return pool_kind(want, size, out);
     case LOCUS_PAGES_AUTO:
         for (int i = 0; i < 2; i++) {
             long long avail = hugetlb_available(pg[i]);
@@ -148,17 +153,17 @@ locus_status_t heap_resolve_kind_shared(struct locus_heap *h, const locus_heap_a
         return LOCUS_OK;
     case LOCUS_PAGES_HUGE2M:
     case LOCUS_PAGES_HUGE1G: {
-        uint64_t page = want == LOCUS_PAGES_HUGE1G ? pg[0] : pg[1];
-        long long avail = hugetlb_available(page);
-        if (avail < 0 || (uint64_t)avail < (size + page - 1) / page)
-            return huge_error(want, page, size, avail);
+        locus_status_t st = pool_kind(want, size, out);
+        if (st)
+            return st;
+        uint64_t page = out->page;
         char b[32];
         if (!heap_share_hugetlbfs(page, dir, dirlen))
             return lc_err(LOCUS_ERR_UNSUPPORTED,
                           "pages %s on a shared heap: no writable hugetlbfs mount of %s pages "
                           "(mount -t hugetlbfs -o pagesize=%s none /dev/hugepages); use 4k, thp or auto",
-                          locus_heap_pages_name(want), locus_format_size(page, b, sizeof b), page == pg[0] ? "1G" : "2M");
-        *out = (kind_t){want, page};
+                          locus_heap_pages_name(want), locus_format_size(page, b, sizeof b),
+                          page == pg[0] ? "1G" : "2M");
         return LOCUS_OK;
     }
     case LOCUS_PAGES_AUTO:
