@@ -132,11 +132,17 @@ static bool report_abort(locus_boot_hub_t *hub, bool *said, int *rc)
     return true;
 }
 
-int locus_cmd_run(int argc, char **argv)
+typedef struct {
+    int64_t n;
+    int bind;
+    double grace;
+    int prog; /* argv index of the program */
+} run_opts_t;
+
+/* Options up to the program; 0 to go on, else the exit status (help: 0 via *done). */
+static int parse(int argc, char **argv, run_opts_t *o, bool *done)
 {
-    int64_t n = -1;
-    int bind = BIND_NONE;
-    double grace = 5;
+    *o = (run_opts_t){.n = -1, .bind = BIND_NONE, .grace = 5};
     int i = 1;
     for (; i < argc; i++) {
         const char *a = argv[i];
@@ -146,20 +152,19 @@ int locus_cmd_run(int argc, char **argv)
         }
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage(stdout);
+            *done = true;
             return 0;
         }
         if ((!strcmp(a, "-n") || !strcmp(a, "-np")) && i + 1 < argc) {
-            if (lc_parse_int(argv[++i], 1, 65536, &n))
+            if (lc_parse_int(argv[++i], 1, 65536, &o->n))
                 return cli_usage_error("run", "-n %s", locus_last_error());
         } else if (!strcmp(a, "--bind") && i + 1 < argc) {
-            int c;
-            if (lc_parse_choice(argv[++i], "none|core|l3|numa", &c))
+            if (lc_parse_choice(argv[++i], "none|core|l3|numa", &o->bind))
                 return cli_usage_error("run", "--bind %s", locus_last_error());
-            bind = c;
         } else if (!strcmp(a, "--grace") && i + 1 < argc) {
             char *end;
-            grace = strtod(argv[++i], &end);
-            if (*end || !(grace >= 0) || grace > 3600)
+            o->grace = strtod(argv[++i], &end);
+            if (*end || !(o->grace >= 0) || o->grace > 3600)
                 return cli_usage_error("run", "--grace '%s': expected seconds in [0, 3600]", argv[i]);
         } else if (a[0] == '-') {
             return cli_usage_error("run", "unknown option '%s' (locus run --help)", a);
@@ -167,11 +172,140 @@ int locus_cmd_run(int argc, char **argv)
             break; /* the program, without "--" */
         }
     }
-    if (n < 1)
+    if (o->n < 1)
         return cli_usage_error("run", "missing -n N: expected the number of processes (1..65536)");
     if (i >= argc)
         return cli_usage_error("run", "missing program: locus run -n N -- prog [args...]");
+    o->prog = i;
+    return 0;
+}
 
+/* The hub holds one socket per process: raise the soft limit if needed. */
+static void raise_nofile(int64_t n)
+{
+    struct rlimit nofile;
+    if (!getrlimit(RLIMIT_NOFILE, &nofile) && nofile.rlim_cur < (rlim_t)n + 64 &&
+        nofile.rlim_cur < nofile.rlim_max) {
+        nofile.rlim_cur = (rlim_t)n + 64 < nofile.rlim_max ? (rlim_t)n + 64 : nofile.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &nofile);
+    }
+}
+
+/* In the child: the job's environment and binding, then the program. */
+static void exec_rank(const run_opts_t *o, char **argv, int r, const char *job, locus_boot_hub_t *hub,
+                      const cpu_set_t *avail)
+{
+    char rs[16], sz[16];
+    snprintf(rs, sizeof rs, "%d", r);
+    snprintf(sz, sizeof sz, "%d", (int)o->n);
+    setenv("LOCUS_RANK", rs, 1);
+    setenv("LOCUS_SIZE", sz, 1);
+    setenv("LOCUS_JOB", job, 1);
+    if (hub)
+        setenv("LOCUS_BOOT", locus_boot_hub_address(hub), 1);
+    if (o->bind != BIND_NONE) {
+        cpu_set_t set;
+        bind_set(o->bind, r, avail, &set);
+        if (CPU_COUNT(&set))
+            sched_setaffinity(0, sizeof set, &set);
+    }
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    execvp(argv[o->prog], argv + o->prog);
+    fprintf(stderr, "locus run: cannot execute '%s': %s\n", argv[o->prog], strerror(errno));
+    _exit(127);
+}
+
+/* Fork the ranks; returns how many started (fewer after a failed fork, *rc 1). */
+static int64_t spawn(const run_opts_t *o, char **argv, const char *job, locus_boot_hub_t *hub, pid_t *pids,
+                     int *rc)
+{
+    cpu_set_t avail;
+    if (sched_getaffinity(0, sizeof avail, &avail))
+        CPU_ZERO(&avail);
+    for (int r = 0; r < o->n; r++) {
+        pid_t p = fork();
+        if (p < 0) {
+            fprintf(stderr, "locus run: fork: %s\n", strerror(errno));
+            *rc = 1;
+            return r;
+        }
+        if (p == 0)
+            exec_rank(o, argv, r, job, hub, &avail);
+        pids[r] = p;
+    }
+    return o->n;
+}
+
+/* One rank's exit: the hub hears of it; the first failure sets the status.
+ * False if p is none of the ranks. */
+static bool reap(locus_boot_hub_t *hub, pid_t *pids, int64_t n, pid_t p, int ws, int *rc, bool *failed)
+{
+    for (int r = 0; r < n; r++) {
+        if (pids[r] != p)
+            continue;
+        pids[r] = 0;
+        locus_boot_hub_exited(hub, r, ws);
+        int code = status_code(ws);
+        if (code && !*rc) {
+            *rc = code;
+            if (WIFSIGNALED(ws))
+                fprintf(stderr, "locus run: rank %d killed by signal %d\n", r, WTERMSIG(ws));
+        }
+        *failed |= code != 0;
+        return true;
+    }
+    return false;
+}
+
+static void kill_all(const pid_t *pids, int64_t n, int sig)
+{
+    for (int r = 0; r < n; r++)
+        if (pids[r])
+            kill(pids[r], sig);
+}
+
+/* Wait for every rank. After a failure, an abort or a signal the others get
+ * `grace` seconds to exit on their own, then SIGKILL. */
+static void supervise(locus_boot_hub_t *hub, pid_t *pids, int64_t n, double grace, int *rc)
+{
+    int64_t left = n;
+    double kill_at = -1;
+    bool aborted = false;
+    while (left > 0) {
+        int ws;
+        pid_t p = waitpid(-1, &ws, WNOHANG);
+        if (p > 0) {
+            bool failed = false;
+            left -= reap(hub, pids, n, p, ws, rc, &failed);
+            if (failed && kill_at < 0)
+                kill_at = grace;
+            continue;
+        }
+        if (report_abort(hub, &aborted, rc) && kill_at < 0)
+            kill_at = grace; /* the others exit on the hub's word; stragglers get --grace */
+        if (got_signal && kill_at < 0) {
+            kill_all(pids, n, got_signal);
+            kill_at = grace;
+            *rc = *rc ? *rc : 128 + got_signal;
+        }
+        struct timespec ts = {0, 2000000};
+        nanosleep(&ts, NULL);
+        if (kill_at >= 0 && (kill_at -= 0.002) < 0) {
+            kill_all(pids, n, SIGKILL);
+            kill_at = 1e9;
+        }
+    }
+    report_abort(hub, &aborted, rc); /* if every process was gone before we looked */
+}
+
+int locus_cmd_run(int argc, char **argv)
+{
+    run_opts_t o;
+    bool done = false;
+    int prc = parse(argc, argv, &o, &done);
+    if (prc || done)
+        return prc;
     uint32_t rnd = 0;
     if (getrandom(&rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd)
         rnd = (uint32_t)time(NULL) ^ (uint32_t)clock();
@@ -181,110 +315,27 @@ int locus_cmd_run(int argc, char **argv)
         return cli_fail("run", LOCUS_ERR_INVALID);
     /* The rendezvous: listening before any child exists, on a port the
      * kernel picks. Programs that do not use locus_boot never notice it. */
-    struct rlimit nofile; /* the hub holds one socket per process */
-    if (!getrlimit(RLIMIT_NOFILE, &nofile) && nofile.rlim_cur < (rlim_t)n + 64 &&
-        nofile.rlim_cur < nofile.rlim_max) {
-        nofile.rlim_cur = (rlim_t)n + 64 < nofile.rlim_max ? (rlim_t)n + 64 : nofile.rlim_max;
-        setrlimit(RLIMIT_NOFILE, &nofile);
-    }
+    raise_nofile(o.n);
     locus_boot_hub_t *hub = NULL;
-    locus_status_t hst = locus_boot_hub_create("127.0.0.1:0", (int)n, job, "locus-run", 0, &hub);
+    locus_status_t hst = locus_boot_hub_create("127.0.0.1:0", (int)o.n, job, "locus-run", 0, &hub);
     if (hst == LOCUS_ERR_INVALID)
         return cli_fail("run", hst);
     if (hst)
         fprintf(stderr, "locus run: warning: no rendezvous for locus_boot (%s)\n", locus_last_error());
-    cpu_set_t avail;
-    if (sched_getaffinity(0, sizeof avail, &avail))
-        CPU_ZERO(&avail);
-
     struct sigaction sa = {0};
     sa.sa_handler = on_signal;
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
-
-    pid_t *pids = calloc((size_t)n, sizeof *pids);
+    pid_t *pids = calloc((size_t)o.n, sizeof *pids);
     if (!pids) {
         locus_boot_hub_destroy(hub);
         return cli_fail("run", LOCUS_ERR_NO_MEMORY);
     }
-    char sz[16];
-    snprintf(sz, sizeof sz, "%d", (int)n);
     int rc = 0;
-    for (int r = 0; r < n; r++) {
-        pid_t p = fork();
-        if (p < 0) {
-            fprintf(stderr, "locus run: fork: %s\n", strerror(errno));
-            rc = 1;
-            n = r;
-            break;
-        }
-        if (p == 0) {
-            char rs[16];
-            snprintf(rs, sizeof rs, "%d", r);
-            setenv("LOCUS_RANK", rs, 1);
-            setenv("LOCUS_SIZE", sz, 1);
-            setenv("LOCUS_JOB", job, 1);
-            if (hub)
-                setenv("LOCUS_BOOT", locus_boot_hub_address(hub), 1);
-            if (bind != BIND_NONE) {
-                cpu_set_t set;
-                bind_set(bind, r, &avail, &set);
-                if (CPU_COUNT(&set))
-                    sched_setaffinity(0, sizeof set, &set);
-            }
-            signal(SIGINT, SIG_DFL);
-            signal(SIGTERM, SIG_DFL);
-            execvp(argv[i], argv + i);
-            fprintf(stderr, "locus run: cannot execute '%s': %s\n", argv[i], strerror(errno));
-            _exit(127);
-        }
-        pids[r] = p;
-    }
-
-    int left = (int)n;
-    double kill_at = -1;
-    bool aborted = false;
-    while (left > 0) {
-        int ws;
-        pid_t p = waitpid(-1, &ws, WNOHANG);
-        if (p > 0) {
-            for (int r = 0; r < n; r++)
-                if (pids[r] == p) {
-                    pids[r] = 0;
-                    left--;
-                    locus_boot_hub_exited(hub, r, ws);
-                    int code = status_code(ws);
-                    if (code && !rc) {
-                        rc = code;
-                        if (WIFSIGNALED(ws))
-                            fprintf(stderr, "locus run: rank %d killed by signal %d\n", r, WTERMSIG(ws));
-                    }
-                    if (code && kill_at < 0)
-                        kill_at = grace;
-                }
-            continue;
-        }
-        if (report_abort(hub, &aborted, &rc) && kill_at < 0)
-            kill_at = grace; /* the others exit on the hub's word; stragglers get --grace */
-        if (got_signal && kill_at < 0) {
-            for (int r = 0; r < n; r++)
-                if (pids[r])
-                    kill(pids[r], got_signal);
-            kill_at = grace;
-            rc = rc ? rc : 128 + got_signal;
-        }
-        struct timespec ts = {0, 2000000};
-        nanosleep(&ts, NULL);
-        if (kill_at >= 0 && (kill_at -= 0.002) < 0) {
-            for (int r = 0; r < n; r++)
-                if (pids[r])
-                    kill(pids[r], SIGKILL);
-            kill_at = 1e9;
-        }
-    }
-    report_abort(hub, &aborted, &rc); /* if every process was gone before we looked */
+    int64_t started = spawn(&o, argv, job, hub, pids, &rc);
+    supervise(hub, pids, started, o.grace, &rc);
     shm_unlink(seg); /* normally gone already: unlinked once every process attached */
-    remove_heaps(job, n);
+    remove_heaps(job, started);
     locus_boot_hub_destroy(hub);
     free(pids);
     return rc;
