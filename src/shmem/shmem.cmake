@@ -51,6 +51,11 @@ if(BUILD_TESTING)
   add_test(NAME shmem_install_prefix COMMAND sh ${CMAKE_SOURCE_DIR}/tests/shmem/install_check.sh
     ${CMAKE_COMMAND} ${CMAKE_BINARY_DIR} ${CMAKE_SOURCE_DIR}/tests/shmem/progs/setup.c)
   set_tests_properties(shmem_install_prefix PROPERTIES LABELS "shmem;multiprocess" TIMEOUT 600)
+  # CC=locus-oshcc in the environment (make CC=locus-oshcc) must not make the
+  # wrapper call itself (round 7: it recursed until the argument list overflowed)
+  add_test(NAME shmem_oshcc_cc_self COMMAND sh ${CMAKE_SOURCE_DIR}/tests/shmem/oshcc_cc_self.sh
+    ${CMAKE_BINARY_DIR} ${CMAKE_SOURCE_DIR}/tests/shmem/progs/setup.c)
+  set_tests_properties(shmem_oshcc_cc_self PROPERTIES LABELS "shmem;cli" TIMEOUT 240)
 endif()
 
 # Unit tests (tests/unit/test_shmem*.cc) link the parts that stand alone:

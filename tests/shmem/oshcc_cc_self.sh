@@ -1,0 +1,25 @@
+#!/bin/sh
+# locus-oshcc (and locus-oshc++) with CC (CXX) naming the wrapper itself, as
+# `make CC=locus-oshcc` leaves it in the recipes' environment: the wrapper
+# must compile with the plain compiler, not call itself until the argument
+# list overflows. Also through a symlink to the wrapper, and -show prints cc.
+# usage: oshcc_cc_self.sh <build dir> <a C program> <a C++-compilable program>
+set -eu
+b=$1 prog=$2
+w=$b/bin/locus-oshcc wxx=$b/bin/locus-oshc++
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+CC=$w timeout 60 "$w" -o "$tmp/a" "$prog" || fail "CC=locus-oshcc: compile did not finish (status $?)"
+[ -x "$tmp/a" ] || fail "CC=locus-oshcc: no program"
+ln -s "$w" "$tmp/mycc"
+CC=$tmp/mycc timeout 60 "$w" -o "$tmp/b" "$prog" || fail "CC=symlink to locus-oshcc (status $?)"
+LOCUS_OSHCC_CC=$w timeout 60 "$w" -o "$tmp/c" "$prog" || fail "LOCUS_OSHCC_CC=locus-oshcc (status $?)"
+show=$(CC=$w "$w" -show x.c)
+case $show in cc\ *) ;; *) fail "-show with CC=locus-oshcc printed: $show" ;; esac
+show=$(CXX=$wxx "$wxx" -show x.cc)
+case $show in c++\ *) ;; *) fail "-show with CXX=locus-oshc++ printed: $show" ;; esac
+# a CC that is another compiler is still honoured
+show=$(CC=gcc "$w" -show x.c)
+case $show in gcc\ *) ;; *) fail "-show with CC=gcc printed: $show" ;; esac
+echo "oshcc_cc_self: 1 passed, 0 failed"
