@@ -4,7 +4,7 @@
 #   cmake -DNM=nm -DSHMEM=liblocus_shmem.so -P check_shmem_exports.cmake
 include(${CMAKE_CURRENT_LIST_DIR}/defined_symbols.cmake)
 defined_symbols(${SHMEM} names)
-set(deprecated start_pes _my_pe _num_pes shmalloc shfree shrealloc shmemalign globalexit)
+set(deprecated start_pes _my_pe _num_pes my_pe num_pes shmalloc shfree shrealloc shmemalign globalexit)
 set(bad)
 foreach(s ${names})
   list(FIND deprecated ${s} i)
@@ -16,7 +16,7 @@ foreach(s ${names})
 endforeach()
 foreach(need shmem_init shmem_finalize shmem_malloc shmem_long_put pshmem_long_put shmem_ctx_int_atomic_fetch_add
         shmem_int_sum_reduce shmem_team_split_2d shmem_putmem_signal_nbi shmem_long_wait_until_some_vector
-        shmem_internal_ctx_default shmem_internal_team_world start_pes shmalloc)
+        shmem_internal_ctx_default shmem_internal_team_world start_pes shmalloc my_pe num_pes)
   list(FIND names ${need} i)
   if(i LESS 0)
     list(APPEND bad "missing: ${need}")

@@ -246,6 +246,13 @@ LSHM_DEF(void, start_pes, (int npes))
 }
 LSHM_DEF(int, _my_pe, (void)) { return pshmem_my_pe(); }
 LSHM_DEF(int, _num_pes, (void)) { return pshmem_n_pes(); }
+/* Cray's and SGI's names without the underscore (Open MPI exports them
+ * too): in no OpenSHMEM header, so not in ours, where they would clash with
+ * programs' own variables named my_pe; the codes that call them declare them. */
+int my_pe(void);
+int num_pes(void);
+LSHM_DEF(int, my_pe, (void)) { return pshmem_my_pe(); }
+LSHM_DEF(int, num_pes, (void)) { return pshmem_n_pes(); }
 LSHM_DEF(void, globalexit, (int status)) { pshmem_global_exit(status); }
 LSHM_DEF(void, shmem_clear_cache_inv, (void)) {}
 LSHM_DEF(void, shmem_set_cache_inv, (void)) {}

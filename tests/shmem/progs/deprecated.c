@@ -2,11 +2,16 @@
  * _num_pes, shmalloc/shfree/shrealloc/shmemalign, the pre-1.4 AMO names
  * (fadd, finc, add, inc, cswap, swap, fetch, set), shmem_wait and
  * TYPE_wait, the cache routines, the _SHMEM_* constants, <mpp/shmem.h>.
- * start_pes has no finalize: the library finalizes at exit. */
+ * my_pe and num_pes. start_pes has no finalize: the library finalizes at exit. */
 #include <mpp/shmem.h>
 
 #include <stdio.h>
 #include <string.h>
+
+/* Cray's and SGI's names without the underscore: in no OpenSHMEM header
+ * (Open MPI's shmem-compat.h has them), declared by the codes that call them. */
+int my_pe(void);
+int num_pes(void);
 
 static int me, npes;
 static long fails, total;
@@ -48,6 +53,7 @@ int main(void)
         pSync[i] = _SHMEM_SYNC_VALUE;
     shmem_barrier_all();
     CHECK(me == shmem_my_pe() && npes == shmem_n_pes(), "_my_pe/_num_pes");
+    CHECK(my_pe() == me && num_pes() == npes, "my_pe/num_pes");
     CHECK(_SHMEM_MAJOR_VERSION == SHMEM_MAJOR_VERSION && _SHMEM_MINOR_VERSION == SHMEM_MINOR_VERSION,
           "_SHMEM_ version");
     CHECK(_SHMEM_MAX_NAME_LEN == SHMEM_MAX_NAME_LEN, "_SHMEM_MAX_NAME_LEN");
