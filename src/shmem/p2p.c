@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#define SPIN_BEFORE_YIELD 2048u
+#define SPIN_BEFORE_YIELD 2048u /* polls of load + pause: ~50 us on Zen 4 (pause ~25 ns) */
 #define SPIN_BEFORE_SLEEP 65536u /* ~ms of spinning: the wait is long */
 #define OWN_CPU_SPIN_NS 1000000u   /* PEs on cpus of their own: spin for 1 ms, */
 #define OWN_CPU_SLEEP_NS 20000000u /* then yield, and nap from 20 ms (as rma's waits) */
