@@ -214,8 +214,8 @@ LSHM_DEF(void, shmem_global_exit, (int status))
     _exit(status);
 }
 
-LSHM_DEF(int, shmem_my_pe, (void)) { return lshm.init_count > 0 ? lshm.me : -1; }
-LSHM_DEF(int, shmem_n_pes, (void)) { return lshm.init_count > 0 ? lshm.npes : -1; }
+LSHM_DEF(int, shmem_my_pe, (void)) { return lshm.init_count > 0 ? lshm.me : lshm_query_uninit(CALL); }
+LSHM_DEF(int, shmem_n_pes, (void)) { return lshm.init_count > 0 ? lshm.npes : lshm_query_uninit(CALL); }
 
 LSHM_DEF(void, shmem_info_get_version, (int *major, int *minor))
 {

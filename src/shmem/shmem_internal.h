@@ -121,6 +121,8 @@ void lshm_fatal_status(const char *call, locus_status_t st, const char *what) __
 static inline const char *lshm_name(const char *func) { return func[0] == 'p' ? func + 1 : func; }
 /* Every routine but init and the queries needs an initialized library. */
 void lshm_require_init(const char *call);
+/* -1, and under SHMEM_DEBUG a note (once): a query outside init..finalize. */
+int lshm_query_uninit(const char *call);
 
 /* ---- locking around liblocus's NIC paths (THREAD_MULTIPLE) ---- */
 

@@ -17,6 +17,8 @@ int main(int argc, char **argv)
         shmem_long_p(&global_word, 1, 0);
         return 0;
     }
+    if (!strcmp(what, "query-before-init")) /* -1, and a note under SHMEM_DEBUG */
+        return shmem_my_pe() == -1 && shmem_n_pes() == -1 ? 0 : 1;
     shmem_init();
     int me = shmem_my_pe(), npes = shmem_n_pes();
     if (!strcmp(what, "malloc-mismatch")) /* run with SHMEM_DEBUG set */
