@@ -3,7 +3,7 @@
 # `make CC=locus-oshcc` leaves it in the recipes' environment: the wrapper
 # must compile with the plain compiler, not call itself until the argument
 # list overflows. Also through a symlink to the wrapper, and -show prints cc.
-# usage: oshcc_cc_self.sh <build dir> <a C program> <a C++-compilable program>
+# usage: oshcc_cc_self.sh <build dir> <a C program>
 set -eu
 b=$1 prog=$2
 w=$b/bin/locus-oshcc wxx=$b/bin/locus-oshc++
