@@ -51,7 +51,11 @@ static uint64_t *bsent, *bcons;         /* [bslot][peer] box data sent / consume
 
 static size_t mbox_bytes(int npes) { return (size_t)LSHM_NSLOTS * (size_t)npes * sizeof(mbox_t); }
 
-size_t lshm_chan_bytes(int npes) { return mbox_bytes(npes) + (size_t)BSLOTS * (size_t)npes * sizeof(bbox_t); }
+static size_t boxes_end(int npes) { return mbox_bytes(npes) + (size_t)BSLOTS * (size_t)npes * sizeof(bbox_t); }
+
+/* Then one line whose first word its PE sets when it has passed
+ * shmem_finalize's sync: from then on it sends no signal on any channel. */
+size_t lshm_chan_bytes(int npes) { return boxes_end(npes) + 64; }
 
 void lshm_chan_init(char *area)
 {
@@ -139,22 +143,49 @@ static void payload_signal(const char *call, int slot, int to, uint64_t payload)
     store_word(call, to, &b->parrive, n, true);
 }
 
+void lshm_chan_finished(void)
+{
+    __atomic_store_n((uint64_t *)(lshm.reg[LSHM_HEAP].base + boxes_end(lshm.npes)), 1, __ATOMIC_RELEASE);
+}
+
+/* A wait for `from`'s signal n on *count that can never end: `from` (on
+ * this node) has passed shmem_finalize's sync, and its signals, which it
+ * stored before that (release/acquire), do not reach n. The PEs called
+ * different collectives (an extra barrier on one of them, say): say so
+ * rather than hang (1.5 leaves the program erroneous). */
+static void check_finished(const char *call, int from, const uint64_t *count, uint64_t n)
+{
+    const char *peer = lshm.reg[LSHM_HEAP].peer[from];
+    if (!peer || !__atomic_load_n((const uint64_t *)(peer + boxes_end(lshm.npes)), __ATOMIC_ACQUIRE))
+        return;
+    if (__atomic_load_n(count, __ATOMIC_ACQUIRE) < n)
+        lshm_fatal(call, "PE %d has finished (passed shmem_finalize) while this PE waits for it: the PEs did not call "
+                   "the same collectives (a barrier or collective on some PEs only, or shmem_finalize on some "
+                   "while others are in a collective)", from);
+}
+
+/* Wait until *count reaches n (from `from`'s stores into my heap). */
+static void wait_count(const char *call, int from, const uint64_t *count, uint64_t n)
+{
+    unsigned spins = 0;
+    while (__atomic_load_n(count, __ATOMIC_ACQUIRE) < n) {
+        lshm_relax(call, &spins);
+        if ((spins & 4095u) == 0)
+            check_finished(call, from, count, n);
+    }
+}
+
 void lshm_chan_wait(const char *call, int slot, int from)
 {
     uint64_t n = ++lshm.consumed[idx(slot, from)];
-    mbox_t *b = my_box(slot, from);
-    unsigned spins = 0;
-    while (__atomic_load_n(&b->arrive, __ATOMIC_ACQUIRE) < n)
-        lshm_relax(call, &spins);
+    wait_count(call, from, &my_box(slot, from)->arrive, n);
 }
 
 static uint64_t payload_wait(const char *call, int slot, int from)
 {
     uint64_t n = ++lshm.consumed[pcons_base + idx(slot, from)];
     mbox_t *b = my_box(slot, from);
-    unsigned spins = 0;
-    while (__atomic_load_n(&b->parrive, __ATOMIC_ACQUIRE) < n)
-        lshm_relax(call, &spins);
+    wait_count(call, from, &b->parrive, n);
     return __atomic_load_n(&b->pay[n % 2], __ATOMIC_RELAXED);
 }
 
@@ -169,12 +200,8 @@ static inline bbox_t *my_bbox(int slot, int src)
 void lshm_chan_box_send(const char *call, int slot, int to, const void *src, size_t bytes)
 {
     uint64_t n = ++bsent[(size_t)slot * (size_t)lshm.npes + to];
-    if (n > 2) { /* buffer n % 2 held data n - 2: wait until `to` is done with it */
-        const uint64_t *ack = &my_bbox(slot, to)->ack;
-        unsigned spins = 0;
-        while (__atomic_load_n(ack, __ATOMIC_ACQUIRE) < n - 2)
-            lshm_relax(call, &spins);
-    }
+    if (n > 2) /* buffer n % 2 held data n - 2: wait until `to` is done with it */
+        wait_count(call, to, &my_bbox(slot, to)->ack, n - 2);
     store_bytes(call, to, my_bbox(slot, lshm.me)->data[n % 2], src, bytes);
     lshm_chan_signal(call, slot, to); /* release: after the data */
 }

@@ -17,7 +17,7 @@ void lshm_fatal(const char *call, const char *fmt, ...)
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     char line[1024];
-    if (lshm.me >= 0 && lshm.init_count > 0)
+    if (lshm.me >= 0 && lshm.npes > 0) /* also inside shmem_finalize */
         snprintf(line, sizeof line, "locus shmem: PE %d: %s: %s", lshm.me, call, msg);
     else
         snprintf(line, sizeof line, "locus shmem: %s: %s", call, msg);

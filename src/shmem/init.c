@@ -183,6 +183,7 @@ LSHM_DEF(void, shmem_finalize, (void))
     lshm_quiet();
     lshm_set_t s = lshm_team_set(&lshm.world);
     lshm_set_sync("shmem_finalize", &s);
+    lshm_chan_finished(); /* a PE still waiting for us in a collective is told why it waits in vain */
     lshm_globals_fini();
     locus_status_t st = locus_rma_fini(lshm.rma);
     lshm.rma = NULL;

@@ -252,6 +252,9 @@ lshm_set_t lshm_aset(const char *call, int start, int log_stride, int size);
 void lshm_chan_signal(const char *call, int slot, int to);
 /* Wait for the next signal from world PE `from` on channel `slot`. */
 void lshm_chan_wait(const char *call, int slot, int from);
+/* After shmem_finalize's sync: this PE sends no more signals, and a peer on
+ * this node still waiting for one stops with a message (chan.c). */
+void lshm_chan_finished(void);
 /* Boxes for small collectives (chan.c): does the channel have them and the
  * size fit; send to a peer's box; wait for the next data from a peer (a
  * pointer into my box, valid until done); done with it. */

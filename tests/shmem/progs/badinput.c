@@ -47,6 +47,8 @@ int main(int argc, char **argv)
             shmem_long_broadcast(SHMEM_TEAM_WORLD, heap, heap, 1, npes + 1);
         else if (!strcmp(what, "invalid-ctx"))
             shmem_ctx_long_p(SHMEM_CTX_INVALID, heap, 1, 0);
+        else if (!strcmp(what, "unmatched-barrier")) /* one barrier more than the others */
+            shmem_barrier_all();
     }
     if (!strcmp(what, "heap-too-small")) {
         /* the spec's behaviour: NULL on every PE, and the heap stays usable */
