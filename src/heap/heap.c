@@ -29,7 +29,7 @@ static uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 /* The object behind a shared heap: in dir, or (dir "") on a private huge
  * tmpfs; when that cannot be had and the kind was auto's choice, 4 KiB
  * pages in /dev/shm, saying why. */
-static locus_status_t create_shared(struct locus_heap *h, const locus_heap_attr_t *a, kind_t *k, const char *dir)
+static locus_status_t create_shared(struct locus_heap *h, const locus_heap_attr_t *a, heap_kind_t *k, const char *dir)
 {
     if (*dir)
         return heap_share_create(h, dir, a->share_name);
@@ -42,7 +42,7 @@ static locus_status_t create_shared(struct locus_heap *h, const locus_heap_attr_
     if (a->pages != LOCUS_PAGES_AUTO)
         return st;
     lc_note(&h->notes, "auto (shared): 4k on /dev/shm after all: %s", locus_last_error());
-    *k = (kind_t){LOCUS_PAGES_4K, 4096};
+    *k = (heap_kind_t){LOCUS_PAGES_4K, 4096};
     if (a->populate == LOCUS_POPULATE_AUTO && h->populate == LOCUS_POPULATE_RESERVE) {
         lc_note(&h->notes, "auto: populate eager after all (%s)", AUTO_4K_EAGER);
         h->populate = LOCUS_POPULATE_EAGER;
@@ -67,7 +67,7 @@ static locus_status_t allocate(struct locus_heap *h, const locus_heap_attr_t *a)
 
 /* mmap a PROT_NONE span, then the heap inside it at `align` with one guard
  * page either side. */
-static locus_status_t reserve(struct locus_heap *h, kind_t k)
+static locus_status_t reserve(struct locus_heap *h, heap_kind_t k)
 {
     uint64_t align = k.page, len = h->size + align + 2 * HEAP_GUARD;
     char *r = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -107,7 +107,7 @@ static locus_status_t reserve(struct locus_heap *h, kind_t k)
 }
 
 static locus_status_t place(struct locus_heap *h, const locus_heap_attr_t *a, const locus_topo_t *topo,
-                            const int *idx, int n, kind_t k)
+                            const int *idx, int n, heap_kind_t k)
 {
     if (k.kind == LOCUS_PAGES_THP && madvise(h->base, h->size, MADV_HUGEPAGE))
         return lc_err_errno(LOCUS_ERR_SYSTEM, errno, "heap: madvise(MADV_HUGEPAGE)");
@@ -140,7 +140,7 @@ static locus_status_t place(struct locus_heap *h, const locus_heap_attr_t *a, co
  * one (THP, 2 MiB hugetlb: folio_zero_user -> process_huge_page) are faulted
  * through their last 4 KiB so that the clearing runs first to last; gigantic
  * pages (1 GiB) are always cleared first to last and 4k has no subpages. */
-static uint64_t tail_unit(kind_t k, locus_heap_fault_order_t order)
+static uint64_t tail_unit(heap_kind_t k, locus_heap_fault_order_t order)
 {
     return order != LOCUS_FAULT_FIRST && k.page > 4096 && k.page < (1ull << 30) ? k.page : 0;
 }
@@ -152,7 +152,7 @@ static uint64_t tail_unit(kind_t k, locus_heap_fault_order_t order)
  * fault page 0 and ask where it went. Pages then follow round-robin (except
  * across a 2^32-page wrap on old kernels, which only costs locality). */
 static locus_status_t interleave_phase(struct locus_heap *h, const locus_topo_t *topo, const int *idx, int n,
-                                       kind_t k, uint64_t *phase)
+                                       heap_kind_t k, uint64_t *phase)
 {
     int use_touch = 0, status = -1;
     int e = heap_populate(h->base, k.page, tail_unit(k, h->fault_order), k.kind == LOCUS_PAGES_THP, k.page, &use_touch);
@@ -205,7 +205,7 @@ static void fault_slots(const locus_heap_attr_t *a, const locus_topo_t *topo, co
 }
 
 static locus_status_t fault(struct locus_heap *h, const locus_heap_attr_t *a, const locus_topo_t *topo,
-                            const int *idx, int n, kind_t k)
+                            const int *idx, int n, heap_kind_t k)
 {
     locus_status_t st0 = LOCUS_OK;
     fault_slots_t sl;
@@ -281,7 +281,7 @@ static locus_status_t check_bind_size(const locus_topo_t *topo, const int *idx, 
     return LOCUS_OK;
 }
 
-static void init_stats(struct locus_heap *h, const locus_heap_attr_t *a, const locus_topo_t *topo, kind_t k)
+static void init_stats(struct locus_heap *h, const locus_heap_attr_t *a, const locus_topo_t *topo, heap_kind_t k)
 {
     locus_heap_stats_t *s = &h->stats;
     s->size = h->size;
@@ -303,7 +303,7 @@ static void init_stats(struct locus_heap *h, const locus_heap_attr_t *a, const l
  * at least the allocation (tmpfs allocates at first touch and SIGBUSes when
  * full: allocate now, fail now). */
 static locus_status_t populate(struct locus_heap *h, const locus_heap_attr_t *a, const locus_topo_t *topo,
-                               const int *idx, int n, kind_t k)
+                               const int *idx, int n, heap_kind_t k)
 {
     locus_heap_stats_t *s = &h->stats;
     double t1 = lc_now_s();
@@ -344,7 +344,7 @@ static locus_status_t create(struct locus_heap *h, const locus_heap_attr_t *a, c
 {
     locus_status_t st;
     uint64_t size = 0;
-    kind_t k = {LOCUS_PAGES_4K, 4096};
+    heap_kind_t k = {LOCUS_PAGES_4K, 4096};
     int idx[HEAP_PLAN_MAX_SLOTS], n = 0;
     if ((st = heap_check_attr(a)) || (st = heap_resolve_size(a, &size)))
         return st;

@@ -33,7 +33,7 @@ struct locus_heap {
 typedef struct {
     locus_heap_pages_t kind;
     uint64_t page;
-} kind_t;
+} heap_kind_t;
 
 /* Why auto does not reserve a shared heap of 4 KiB pages. */
 #define AUTO_4K_EAGER "4 KiB pages: fallocate allocates them one by one on one thread and every first touch " \
@@ -50,13 +50,13 @@ locus_status_t heap_resolve_nodes(const locus_heap_attr_t *a, const locus_topo_t
 /* A private heap's page kind: auto resolved, the pool checked (notes say
  * why auto chose what it did). */
 locus_status_t heap_resolve_kind(struct locus_heap *h, locus_heap_pages_t want, const locus_topo_t *topo,
-                                 uint64_t size, kind_t *out);
+                                 uint64_t size, heap_kind_t *out);
 /* A shared heap's page kind and the directory of its object ("" = a
  * private huge tmpfs). */
 locus_status_t heap_resolve_kind_shared(struct locus_heap *h, const locus_heap_attr_t *a, uint64_t size,
-                                        kind_t *out, char *dir, size_t dirlen);
+                                        heap_kind_t *out, char *dir, size_t dirlen);
 /* LOCUS_HEAP_POPULATE resolved for this heap (eager or reserve). */
-locus_heap_populate_t heap_resolve_populate(struct locus_heap *h, const locus_heap_attr_t *a, kind_t k,
+locus_heap_populate_t heap_resolve_populate(struct locus_heap *h, const locus_heap_attr_t *a, heap_kind_t k,
                                             const char *dir, int n);
 
 /* ---- heap_share.c: the named object behind a shared heap ---- */

@@ -65,19 +65,19 @@ static locus_status_t huge_error(locus_heap_pages_t kind, uint64_t page, uint64_
 }
 
 /* A hugetlb kind (huge2m, huge1g) if its pool has the free pages for size. */
-static locus_status_t pool_kind(locus_heap_pages_t want, uint64_t size, kind_t *out)
+static locus_status_t pool_kind(locus_heap_pages_t want, uint64_t size, heap_kind_t *out)
 {
     uint64_t page = want == LOCUS_PAGES_HUGE1G ? 1ull << 30 : 2ull << 20;
     long long avail = hugetlb_available(page);
     if (avail < 0 || (uint64_t)avail < (size + page - 1) / page)
         return huge_error(want, page, size, avail);
-    *out = (kind_t){want, page};
+    *out = (heap_kind_t){want, page};
     return LOCUS_OK;
 }
 
 /* Resolve auto and check that the kind can be had; size is the request. */
 locus_status_t heap_resolve_kind(struct locus_heap *h, locus_heap_pages_t want,
-                                   const locus_topo_t *topo, uint64_t size, kind_t *out)
+                                   const locus_topo_t *topo, uint64_t size, heap_kind_t *out)
 {
     locus_thp_mode_t thp = locus_topo_thp_mode(topo);
     uint64_t thp_size = locus_topo_thp_size(topo) ? locus_topo_thp_size(topo) : (2ull << 20);
@@ -85,7 +85,7 @@ locus_status_t heap_resolve_kind(struct locus_heap *h, locus_heap_pages_t want,
     const locus_heap_pages_t pk[2] = {LOCUS_PAGES_HUGE1G, LOCUS_PAGES_HUGE2M};
     switch (want) {
     case LOCUS_PAGES_4K:
-        *out = (kind_t){LOCUS_PAGES_4K, 4096};
+        *out = (heap_kind_t){LOCUS_PAGES_4K, 4096};
         return LOCUS_OK;
     case LOCUS_PAGES_THP:
         if (thp == LOCUS_THP_NEVER || thp == LOCUS_THP_UNAVAILABLE)
@@ -93,7 +93,7 @@ locus_status_t heap_resolve_kind(struct locus_heap *h, locus_heap_pages_t want,
                              "pages thp: transparent huge pages are %s on this machine "
                              "(/sys/kernel/mm/transparent_hugepage/enabled); use 4k, huge2m or auto",
                              locus_thp_mode_name(thp));
-        *out = (kind_t){LOCUS_PAGES_THP, thp_size};
+        *out = (heap_kind_t){LOCUS_PAGES_THP, thp_size};
         return LOCUS_OK;
     case LOCUS_PAGES_HUGE2M:
     case LOCUS_PAGES_HUGE1G:
@@ -103,18 +103,18 @@ locus_status_t heap_resolve_kind(struct locus_heap *h, locus_heap_pages_t want,
             long long avail = hugetlb_available(pg[i]);
             /* 1 GiB pages only when the heap is at least one page: no 1 GiB for a 64 MiB heap */
             if (avail > 0 && (uint64_t)avail >= (size + pg[i] - 1) / pg[i] && size >= pg[i]) {
-                *out = (kind_t){pk[i], pg[i]};
+                *out = (heap_kind_t){pk[i], pg[i]};
                 lc_note(&h->notes, "auto: chose %s (%lld free pages in the pool)",
                           locus_heap_pages_name(pk[i]), avail);
                 return LOCUS_OK;
             }
         }
         if (thp != LOCUS_THP_NEVER && thp != LOCUS_THP_UNAVAILABLE) {
-            *out = (kind_t){LOCUS_PAGES_THP, thp_size};
+            *out = (heap_kind_t){LOCUS_PAGES_THP, thp_size};
             lc_note(&h->notes, "auto: chose thp (no hugetlb pool with enough free pages; THP mode %s)",
                       locus_thp_mode_name(thp));
         } else {
-            *out = (kind_t){LOCUS_PAGES_4K, 4096};
+            *out = (heap_kind_t){LOCUS_PAGES_4K, 4096};
             lc_note(&h->notes, "auto: chose 4k (no hugetlb pool with enough free pages, THP %s)",
                       locus_thp_mode_name(thp));
         }
@@ -127,7 +127,7 @@ locus_status_t heap_resolve_kind(struct locus_heap *h, locus_heap_pages_t want,
  * hugetlbfs for huge2m/huge1g (a writable mount of that page size and the
  * pool's pages). *dir: where its object goes. */
 locus_status_t heap_resolve_kind_shared(struct locus_heap *h, const locus_heap_attr_t *a, uint64_t size,
-                                          kind_t *out, char *dir, size_t dirlen)
+                                          heap_kind_t *out, char *dir, size_t dirlen)
 {
     locus_heap_pages_t want = a->pages;
     char mode[32], why[128] = "LOCUS_HEAP_PRIVATE_TMPFS=0";
@@ -139,7 +139,7 @@ locus_status_t heap_resolve_kind_shared(struct locus_heap *h, const locus_heap_a
     snprintf(dir, dirlen, "/dev/shm");
     switch (want) {
     case LOCUS_PAGES_4K:
-        *out = (kind_t){LOCUS_PAGES_4K, 4096};
+        *out = (heap_kind_t){LOCUS_PAGES_4K, 4096};
         return LOCUS_OK;
     case LOCUS_PAGES_THP:
         if (!thp_ok && !private_ok)
@@ -149,7 +149,7 @@ locus_status_t heap_resolve_kind_shared(struct locus_heap *h, const locus_heap_a
                           "use 4k, huge2m or auto", mode, why);
         if (private_ok)
             dir[0] = '\0';
-        *out = (kind_t){LOCUS_PAGES_THP, 2ull << 20};
+        *out = (heap_kind_t){LOCUS_PAGES_THP, 2ull << 20};
         return LOCUS_OK;
     case LOCUS_PAGES_HUGE2M:
     case LOCUS_PAGES_HUGE1G: {
@@ -171,7 +171,7 @@ locus_status_t heap_resolve_kind_shared(struct locus_heap *h, const locus_heap_a
             long long avail = hugetlb_available(pg[i]);
             if (avail > 0 && (uint64_t)avail >= (size + pg[i] - 1) / pg[i] && size >= pg[i] &&
                 heap_share_hugetlbfs(pg[i], dir, dirlen)) {
-                *out = (kind_t){pk[i], pg[i]};
+                *out = (heap_kind_t){pk[i], pg[i]};
                 lc_note(&h->notes, "auto (shared): chose %s in %s (%lld free pages in the pool)",
                         locus_heap_pages_name(pk[i]), dir, avail);
                 return LOCUS_OK;
@@ -179,16 +179,16 @@ locus_status_t heap_resolve_kind_shared(struct locus_heap *h, const locus_heap_a
         }
         snprintf(dir, dirlen, "/dev/shm");
         if (thp_ok) {
-            *out = (kind_t){LOCUS_PAGES_THP, 2ull << 20};
+            *out = (heap_kind_t){LOCUS_PAGES_THP, 2ull << 20};
             lc_note(&h->notes, "auto (shared): chose thp on /dev/shm (no hugetlbfs mount with enough free "
                     "pages; shmem_enabled %s)", mode);
         } else if (private_ok && size >= (2ull << 20)) {
             dir[0] = '\0';
-            *out = (kind_t){LOCUS_PAGES_THP, 2ull << 20};
+            *out = (heap_kind_t){LOCUS_PAGES_THP, 2ull << 20};
             lc_note(&h->notes, "auto (shared): chose thp on a private huge tmpfs (no hugetlbfs mount with enough "
                     "free pages; shared-memory THP is '%s' in shmem_enabled)", mode);
         } else {
-            *out = (kind_t){LOCUS_PAGES_4K, 4096};
+            *out = (heap_kind_t){LOCUS_PAGES_4K, 4096};
             lc_note(&h->notes, "auto (shared): chose 4k on /dev/shm (no hugetlbfs mount with enough free pages; "
                     "shared-memory THP is '%s' in /sys/kernel/mm/transparent_hugepage/shmem_enabled)", mode);
         }
@@ -212,7 +212,7 @@ locus_status_t heap_resolve_kind_shared(struct locus_heap *h, const locus_heap_a
  * /dev/shm may follow MADV_HUGEPAGE, which fallocate does not see, and 4
  * KiB pages are slower reserved than faulted in (research/LOG.md, heap
  * reserve). A firsttouch heap is not faulted in: a shared one is fallocated. */
-locus_heap_populate_t heap_resolve_populate(struct locus_heap *h, const locus_heap_attr_t *a, kind_t k,
+locus_heap_populate_t heap_resolve_populate(struct locus_heap *h, const locus_heap_attr_t *a, heap_kind_t k,
                                               const char *dir, int n)
 {
     if (a->policy == LOCUS_HEAP_FIRSTTOUCH)
@@ -257,8 +257,8 @@ locus_status_t heap_resolve_size(const locus_heap_attr_t *a, uint64_t *out)
     if (phys && total > phys)
         return lc_err(LOCUS_ERR_RANGE, "size %llu bytes (%s): larger than physical memory %s; "
                          "expected at most %llu bytes or a percentage such as 50%%",
-                         (unsigned long long)total, locus_format_size(total, b1, sizeof b1), locus_format_size(phys, b2, sizeof b2),
-                         (unsigned long long)phys);
+                         (unsigned long long)total, locus_format_size(total, b1, sizeof b1),
+                         locus_format_size(phys, b2, sizeof b2), (unsigned long long)phys);
     *out = total / (uint64_t)a->procs;
     if (*out == 0)
         return lc_err(LOCUS_ERR_INVALID, "size %llu bytes split among %d processes is 0 bytes each",

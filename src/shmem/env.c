@@ -20,6 +20,12 @@ static const char *getenv2(const char *name, const char *old, const char **used)
     return v;
 }
 
+bool lshm_env_debug(void)
+{
+    const char *used;
+    return getenv2("SHMEM_DEBUG", "SMA_DEBUG", &used) != NULL;
+}
+
 int lshm_env_read(lshm_env_t *env, char *err, size_t errlen)
 {
     memset(env, 0, sizeof *env);
@@ -35,7 +41,7 @@ int lshm_env_read(lshm_env_t *env, char *err, size_t errlen)
     }
     env->info = getenv2("SHMEM_INFO", "SMA_INFO", &used) != NULL;
     env->version = getenv2("SHMEM_VERSION", "SMA_VERSION", &used) != NULL;
-    env->debug = getenv2("SHMEM_DEBUG", "SMA_DEBUG", &used) != NULL;
+    env->debug = lshm_env_debug();
     return 0;
 }
 

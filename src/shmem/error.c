@@ -44,12 +44,12 @@ void lshm_require_init(const char *call)
 
 /* shmem_my_pe / shmem_n_pes outside init..finalize answer -1 (1.5 leaves it
  * undefined; Open MPI aborts). -1 used as a PE or an index is how such a
- * program goes wrong later, far from the cause, so SHMEM_DEBUG (read here:
- * the library's own settings come with init) says where, once. */
+ * program goes wrong later, far from the cause, so SHMEM_DEBUG (read now:
+ * init has not read the environment yet) says where, once. */
 int lshm_query_uninit(const char *call)
 {
     static bool said;
-    if (!said && (getenv("SHMEM_DEBUG") || getenv("SMA_DEBUG"))) {
+    if (!said && lshm_env_debug()) {
         said = true;
         fprintf(stderr, "locus shmem: %s: called %s; returns -1 (SHMEM_DEBUG)\n", call,
                 lshm.finalized ? "after shmem_finalize" : "before shmem_init");

@@ -304,6 +304,8 @@ typedef struct lshm_env {
 } lshm_env_t;
 /* SHMEM_* (then SMA_*) variables; fatal on a bad SHMEM_SYMMETRIC_SIZE. */
 int lshm_env_read(lshm_env_t *env, char *err, size_t errlen);
+/* SHMEM_DEBUG (or SMA_DEBUG) set: for checks made before init reads the rest. */
+bool lshm_env_debug(void);
 /* Parse the spec's size syntax ("3.1M", "2g", "1024"); false if invalid. */
 bool lshm_parse_symmetric_size(const char *text, uint64_t *out);
 void lshm_print_info(const lshm_env_t *env);
