@@ -11,7 +11,11 @@
 
 /* ---------- per-thread statistics shard ---------- */
 
-static __thread unsigned tls_shard __attribute__((tls_model("initial-exec")));
+/* The default TLS model, not initial-exec: one initial-exec variable marks
+ * all of liblocus's TLS (about 40 KB) as static, and a process that loads
+ * liblocus after start-up (dlopen: Python, Julia, R extensions) then fails
+ * with "cannot allocate memory in static TLS block". */
+static __thread unsigned tls_shard;
 static _Atomic unsigned shard_next;
 
 static inline reg_shard_t *my_shard(locus_reg_cache_t *c)

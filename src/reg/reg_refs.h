@@ -44,8 +44,9 @@
 
 #include "reg/reg_internal.h"
 
-/* Without rseq: this thread's round-robin shard + 1 (0 = not yet chosen). */
-extern __thread unsigned reg_tls_cnt_shard __attribute__((tls_model("initial-exec")));
+/* Without rseq: this thread's round-robin shard + 1 (0 = not yet chosen).
+ * Default TLS model (liblocus must stay dlopen-able; see reg_get.c). */
+extern __thread unsigned reg_tls_cnt_shard;
 unsigned reg_cnt_shard_pick(void);
 
 static inline unsigned reg_cnt_shard(const locus_reg_cache_t *c)

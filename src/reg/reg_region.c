@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-__thread unsigned reg_tls_cnt_shard __attribute__((tls_model("initial-exec")));
+__thread unsigned reg_tls_cnt_shard;
 static _Atomic unsigned cnt_shard_next;
 
 unsigned reg_cnt_shard_pick(void)
