@@ -28,7 +28,8 @@ typedef struct locus_tunable_info {
 /* Number of tunables the library knows. */
 LOCUS_API size_t locus_config_count(void);
 
-/* Describe tunable i (0 <= i < locus_config_count()); parses its current value. */
+/* Describe tunable i (0 <= i < locus_config_count()); parses its current value.
+ * The strings stay valid in the calling thread until its next call for the same i. */
 LOCUS_API locus_status_t locus_config_describe(size_t i, locus_tunable_info_t *info);
 
 /* Validate every LOCUS_* variable in the environment: unknown names and bad

@@ -5,6 +5,8 @@
 
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -322,29 +324,59 @@ static locus_status_t validate(lc_tun_id_t id)
 
 size_t locus_config_count(void) { return LC_TUN_COUNT; }
 
+/* The texts locus_config_describe returns, per thread (valid until the
+ * thread's next call for the same tunable), on the heap and freed at thread
+ * exit: as TLS these 25 KB would be carried by every thread of every program
+ * that links liblocus, and its TLS must stay small enough to be dlopen'ed. */
+typedef struct {
+    char accepted[LC_TUN_COUNT][160];
+    char effective[LC_TUN_COUNT][200];
+} describe_buf_t;
+
+static pthread_key_t describe_key;
+static pthread_once_t describe_once = PTHREAD_ONCE_INIT;
+static bool describe_key_ok;
+
+static void describe_key_init(void) { describe_key_ok = pthread_key_create(&describe_key, free) == 0; }
+
+static describe_buf_t *describe_buf(void)
+{
+    pthread_once(&describe_once, describe_key_init);
+    if (!describe_key_ok)
+        return NULL;
+    describe_buf_t *b = pthread_getspecific(describe_key);
+    if (!b && (b = calloc(1, sizeof *b)) && pthread_setspecific(describe_key, b) != 0) {
+        free(b);
+        b = NULL;
+    }
+    return b;
+}
+
 locus_status_t locus_config_describe(size_t i, locus_tunable_info_t *info)
 {
     if (i >= LC_TUN_COUNT || !info)
         return lc_err(LOCUS_ERR_INVALID, "tunable index %zu out of range [0, %d)", i,
                          (int)LC_TUN_COUNT);
-    static _Thread_local char accepted[LC_TUN_COUNT][160];
+    describe_buf_t *b = describe_buf();
+    if (!b)
+        return lc_err(LOCUS_ERR_NO_MEMORY, "locus_config_describe: no memory for the text of tunable %zu", i);
     const tunable_t *t = &tunables[i];
-    accepted_text(t, accepted[i], sizeof accepted[i]);
+    char *accepted = b->accepted[i], *effective = b->effective[i];
+    accepted_text(t, accepted, sizeof b->accepted[i]);
     info->name = t->name;
     info->module = t->module;
     info->type = type_name(t->type);
     info->def = t->def;
-    info->accepted = accepted[i];
+    info->accepted = accepted;
     info->help = t->help;
     lc_tun_source_t src;
     info->value = explicit_value((lc_tun_id_t)i, &src);
     info->source = src == LC_SRC_ENV ? "environment" : src == LC_SRC_TUNE ? "tune file" : "default";
     info->valid = info->value ? validate((lc_tun_id_t)i) : LOCUS_OK;
-    static _Thread_local char effective[LC_TUN_COUNT][200];
-    effective[i][0] = '\0';
+    effective[0] = '\0';
     if (info->valid == LOCUS_OK && resolvers[i])
-        resolvers[i](effective[i], sizeof effective[i]);
-    info->effective = effective[i][0] ? effective[i] : NULL;
+        resolvers[i](effective, sizeof b->effective[i]);
+    info->effective = effective[0] ? effective : NULL;
     return LOCUS_OK;
 }
 

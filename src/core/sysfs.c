@@ -100,18 +100,21 @@ int lc_parse_cpulist(const char *text, int *out, int max)
 static void read_shared(const char *dir, lc_cpuset_t *set)
 {
     char path[512], buf[4096];
-    static _Thread_local int cpus[LC_MAX_CPUS];
     memset(set, 0, sizeof *set);
     snprintf(path, sizeof path, "%s/shared_cpu_list", dir);
     if (!lc_read_line(path, buf, sizeof buf))
         return;
-    int n = lc_parse_cpulist(buf, cpus, LC_MAX_CPUS);
+    /* 16 KB of scratch: on the heap, not the stack (small thread stacks) nor
+     * in TLS (every thread of every program linking liblocus would carry it) */
+    int *cpus = malloc(LC_MAX_CPUS * sizeof *cpus);
+    int n = cpus ? lc_parse_cpulist(buf, cpus, LC_MAX_CPUS) : 0;
     for (int i = 0; i < n; i++) {
         if (cpus[i] >= LC_MAX_CPUS || lc_cpuset_has(set, cpus[i]))
             continue;
         set->bits[cpus[i] / 64] |= 1ull << (cpus[i] % 64);
         set->count++;
     }
+    free(cpus);
 }
 
 bool lc_sysfs_cache(const char *root, int cpu, int level, lc_cache_t *out)
