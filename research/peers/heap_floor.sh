@@ -11,8 +11,12 @@
 #            each page at its first touch, then memset writes it)
 #   zero     the memory-zeroing limit: the heap's parallel THP fault-in of the total
 #            (heap_bench --kinds thp, column "locus"), no write after it
+# WRITE=pieces in the environment: every program writes its heap in 2 MiB memsets
+# (heap_time --pieces: the ordinary stores of an initialisation loop), not one memset.
 #   research/peers/heap_floor.sh BUILD_DIR [SIZES (default "1G 4G")] [ROUNDS (default 3)] [WARM (default 2)]
 set -u
+wopt=""
+[ "${WRITE:-memset}" = pieces ] && wopt="--pieces"
 build=$(cd "${1:?build dir}" && pwd)
 sizes=${2:-1G 4G}
 rounds=${3:-3}
@@ -25,16 +29,22 @@ root=""
 export OMPI_MCA_opal_common_ucx_opal_mem_hooks=0
 "$build/bin/locus-oshcc" -O2 -o "$tmp/locus" "$src/bench/shmem/heap_time.c"
 oshcc -O2 -o "$tmp/ompi" "$src/bench/shmem/heap_time.c" 2>/dev/null || echo "# no oshcc: no Open MPI rows"
-wall() { /usr/bin/time -f "%e" "$@" 2>&1 >/dev/null | tail -1; }
+# launch to exit in ms resolution (/usr/bin/time's %e has 10 ms: 15 % of the 1 GiB limit)
+wall() {
+    s=$(date +%s%N)
+    "$@" >/dev/null 2>&1
+    e=$(date +%s%N)
+    awk -v a="$s" -v b="$e" 'BEGIN { printf "%.3f", (b - a) / 1e9 }'
+}
 run() {
     case $1 in
-    plain) SHMEM_SYMMETRIC_SIZE=$2 wall "$build/bin/locus" run -n 2 --bind core -- "$tmp/locus" --plain ;;
-    locus) SHMEM_SYMMETRIC_SIZE=$2 wall "$build/bin/locus" run -n 2 --bind core -- "$tmp/locus" ;;
-    openmpi) SMA_SYMMETRIC_SIZE=$2 wall oshrun $root --oversubscribe -np 2 "$tmp/ompi" ;;
+    plain) SHMEM_SYMMETRIC_SIZE=$2 wall "$build/bin/locus" run -n 2 --bind core -- "$tmp/locus" $wopt --plain ;;
+    locus) SHMEM_SYMMETRIC_SIZE=$2 wall "$build/bin/locus" run -n 2 --bind core -- "$tmp/locus" $wopt ;;
+    openmpi) SMA_SYMMETRIC_SIZE=$2 wall oshrun $root --oversubscribe -np 2 "$tmp/ompi" $wopt ;;
     esac
 }
 median() { tr ' ' '\n' | grep . | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
-echo "# $(date -Is) host: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cpus, $(uname -r); git $(git -C "$src" rev-parse --short HEAD)"
+echo "# $(date -Is) host: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cpus, $(uname -r); git $(git -C "$src" rev-parse --short HEAD); write=${WRITE:-memset}"
 for size in $sizes; do
     mib=$(( $(echo "$size" | sed 's/G$/*1024/;s/M$//') ))
     gbps=$("$build/bin/heap_bench" --sizes "$((mib * 2))M" --kinds thp --runs 3 2>&1 | awk '!/^#/ && $2 ~ /thp/ { print $5 }' | tail -1)
