@@ -30,7 +30,8 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static int pieces; /* --pieces: 2 MiB memsets */
+#define PIECE ((size_t)2 << 20) /* --pieces: one huge page per memset */
+static int pieces;
 
 static void fill(char *p, size_t len)
 {
@@ -38,8 +39,8 @@ static void fill(char *p, size_t len)
         memset(p, 1, len);
         return;
     }
-    for (size_t o = 0; o < len; o += (size_t)2 << 20)
-        memset(p + o, 1, len - o < ((size_t)2 << 20) ? len - o : (size_t)2 << 20);
+    for (size_t o = 0; o < len; o += PIECE)
+        memset(p + o, 1, len - o < PIECE ? len - o : PIECE);
 }
 
 static int plain(size_t len)
@@ -98,7 +99,6 @@ int main(int argc, char **argv)
     if (me == 0)
         printf("RESULT impl=%s pes=%d heap=%.0f used=%zu write=%s init=%.3f malloc=%.3f touch=%.3f finalize=%.3f\n",
                strstr(name, "locus") ? "locus" : "openmpi", n, heap, init_only ? 0 : len, pieces ? "pieces" : "memset",
-               t1 - t0, t2 - t1, t3 - t2,
-               t4 - t3);
+               t1 - t0, t2 - t1, t3 - t2, t4 - t3);
     return 0;
 }

@@ -14,7 +14,9 @@
  *   thread   a thread started after the load (its TLS block of liblocus is
  *            made when it first needs it) does an atomic fetch-add and a get
  *   finalize
- * LOCUS_SHMEM_SO is the library's path (set by CMake). */
+ * LOCUS_SHMEM_SO is the library's path (set by CMake). CHECK and section()
+ * repeat progs/tcommon.h's through dlsym'd pointers: including it would link
+ * the program against liblocus_shmem, which is what this test must not do. */
 #include <shmem.h>
 #include <dlfcn.h>
 #include <pthread.h>
