@@ -12,9 +12,17 @@ bin="$tmp/prefix/bin"
 "$bin/locus-oshcc" -show "$src" -o x | grep -q -- "-llocus_shmem" || { echo "FAIL: -show"; exit 1; }
 "$bin/locus-oshcc" -O1 -I"$(dirname "$src")" "$src" -o "$tmp/a" -lpthread
 pc=$(ls -d "$tmp"/prefix/lib*/pkgconfig "$tmp"/prefix/lib/*/pkgconfig 2>/dev/null | head -1)
-# the .pc files name the configured prefix: point pkg-config at this one
-PKG_CONFIG_PATH=$pc cc -O1 -I"$(dirname "$src")" "$src" -o "$tmp/b" \
-    $(PKG_CONFIG_PATH=$pc pkg-config --define-variable=prefix="$tmp/prefix" --cflags --libs locus-shmem) \
+# locus-shmem.pc, like locus.pc, finds the prefix from its own location: a
+# --prefix install other than the configured one gives paths into it (round 9:
+# it named the configured prefix, /usr/local, so pkg-config users got -I/-L there)
+pcshmem() { PKG_CONFIG_PATH=$1 pkg-config "$2" locus-shmem; }
+for v in includedir libdir; do
+    d=$(pcshmem "$pc" --variable=$v)
+    case "$(realpath -m "$d")" in "$(realpath "$tmp/prefix")"/*) ;;
+        *) echo "FAIL: locus-shmem.pc $v is $d, not in the install prefix $tmp/prefix"; exit 1 ;; esac
+done
+[ -f "$(pcshmem "$pc" --variable=includedir)/locus-shmem/shmem.h" ] || { echo "FAIL: no shmem.h under locus-shmem.pc's includedir"; exit 1; }
+cc -O1 -I"$(dirname "$src")" "$src" -o "$tmp/b" $(pcshmem "$pc" --cflags) $(pcshmem "$pc" --libs) \
     -Wl,-rpath,"$(dirname "$pc")" -lpthread
 # C++: locus-oshc++ compiles and links with c++ (the C API from a C++ program)
 "$bin/locus-oshc++" -show | grep -q "^c++ " || { echo "FAIL: locus-oshc++ -show does not use c++"; exit 1; }
@@ -25,4 +33,12 @@ for p in a b c; do
     echo "$out" | grep -q FAIL && { echo "FAIL: $p"; exit 1; }
     [ "$(echo "$out" | tail -n 1)" = done ] || { echo "FAIL: $p did not finish"; exit 1; }
 done
+# moved after install: pkg-config locus-shmem follows the tree
+mv "$tmp/prefix" "$tmp/moved"
+pc=$(ls -d "$tmp"/moved/lib*/pkgconfig "$tmp"/moved/lib/*/pkgconfig 2>/dev/null | head -1)
+cc -O1 -I"$(dirname "$src")" "$src" -o "$tmp/d" $(pcshmem "$pc" --cflags) $(pcshmem "$pc" --libs) \
+    -Wl,-rpath,"$(dirname "$pc")" -lpthread || { echo "FAIL: pkg-config locus-shmem after moving the prefix"; exit 1; }
+out=$("$tmp/moved/bin/locus" run -n 2 -- "$tmp/d")
+echo "$out"
+[ "$(echo "$out" | tail -n 1)" = done ] && ! echo "$out" | grep -q FAIL || { echo "FAIL: d (moved prefix)"; exit 1; }
 echo PASS
