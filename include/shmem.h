@@ -376,7 +376,9 @@ long shmem_swap(long *target, long value, int pe);
 /* ---------------------------------------------------------------- point-to-point */
 
 /* ivar arguments are declared volatile, as before 1.4, so that older codes
- * passing volatile pointers compile without warnings; plain pointers convert. */
+ * passing volatile pointers compile without warnings; plain pointers convert.
+ * cmp_values of the _vector forms is TYPE *, as the 1.5 synopsis has it (not
+ * const): a redeclaration or function pointer written from the spec matches. */
 #define _LSHM_DECL_P2P(T, N)                                                                       \
     void shmem_##N##_wait_until(volatile T *ivar, int cmp, T cmp_value);                           \
     void shmem_##N##_wait_until_all(T *ivars, size_t nelems, const int *status, int cmp, T cmp_value); \
@@ -384,21 +386,21 @@ long shmem_swap(long *target, long value, int pe);
     size_t shmem_##N##_wait_until_some(T *ivars, size_t nelems, size_t *indices, const int *status, int cmp, \
                                        T cmp_value);                                               \
     void shmem_##N##_wait_until_all_vector(T *ivars, size_t nelems, const int *status, int cmp,     \
-                                           const T *cmp_values);                                   \
+                                           T *cmp_values);                                   \
     size_t shmem_##N##_wait_until_any_vector(T *ivars, size_t nelems, const int *status, int cmp,   \
-                                             const T *cmp_values);                                 \
+                                             T *cmp_values);                                 \
     size_t shmem_##N##_wait_until_some_vector(T *ivars, size_t nelems, size_t *indices, const int *status, \
-                                              int cmp, const T *cmp_values);                       \
+                                              int cmp, T *cmp_values);                       \
     int shmem_##N##_test(volatile T *ivar, int cmp, T cmp_value);                                  \
     int shmem_##N##_test_all(T *ivars, size_t nelems, const int *status, int cmp, T cmp_value);     \
     size_t shmem_##N##_test_any(T *ivars, size_t nelems, const int *status, int cmp, T cmp_value);  \
     size_t shmem_##N##_test_some(T *ivars, size_t nelems, size_t *indices, const int *status, int cmp, \
                                  T cmp_value);                                                     \
-    int shmem_##N##_test_all_vector(T *ivars, size_t nelems, const int *status, int cmp, const T *cmp_values); \
+    int shmem_##N##_test_all_vector(T *ivars, size_t nelems, const int *status, int cmp, T *cmp_values); \
     size_t shmem_##N##_test_any_vector(T *ivars, size_t nelems, const int *status, int cmp,         \
-                                       const T *cmp_values);                                       \
+                                       T *cmp_values);                                       \
     size_t shmem_##N##_test_some_vector(T *ivars, size_t nelems, size_t *indices, const int *status, int cmp, \
-                                        const T *cmp_values);
+                                        T *cmp_values);
 _LSHM_P2P_TYPES(_LSHM_DECL_P2P)
 /* short and unsigned short: 1.5 keeps only their (deprecated) wait_until and
  * test; OpenSHMEM 1.6 gives them every form again, and codes written for it

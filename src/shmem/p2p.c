@@ -220,14 +220,14 @@ static size_t multi(const char *call, const void *ivars, size_t n, const int *st
         return multi(CALL, ivars, nelems, status, sizeof(T), ISSIGNED(T), cmp, &r, false, 2, indices, true); \
     }                                                                                              \
     LSHM_DEF(void, shmem_##N##_wait_until_all_vector,                                              \
-             (T * ivars, size_t nelems, const int *status, int cmp, const T *vals))                \
+             (T * ivars, size_t nelems, const int *status, int cmp, T *vals))                \
     {                                                                                              \
         VREFS(T, vals, nelems, r)                                                                  \
         multi(CALL, ivars, nelems, status, sizeof(T), ISSIGNED(T), cmp, r, true, 0, NULL, true);   \
         VFREE(r)                                                                                   \
     }                                                                                              \
     LSHM_DEF(size_t, shmem_##N##_wait_until_any_vector,                                            \
-             (T * ivars, size_t nelems, const int *status, int cmp, const T *vals))                \
+             (T * ivars, size_t nelems, const int *status, int cmp, T *vals))                \
     {                                                                                              \
         VREFS(T, vals, nelems, r)                                                                  \
         size_t x = multi(CALL, ivars, nelems, status, sizeof(T), ISSIGNED(T), cmp, r, true, 1, NULL, true); \
@@ -235,7 +235,7 @@ static size_t multi(const char *call, const void *ivars, size_t n, const int *st
         return x;                                                                                  \
     }                                                                                              \
     LSHM_DEF(size_t, shmem_##N##_wait_until_some_vector,                                           \
-             (T * ivars, size_t nelems, size_t * indices, const int *status, int cmp, const T *vals)) \
+             (T * ivars, size_t nelems, size_t * indices, const int *status, int cmp, T *vals)) \
     {                                                                                              \
         VREFS(T, vals, nelems, r)                                                                  \
         size_t x = multi(CALL, ivars, nelems, status, sizeof(T), ISSIGNED(T), cmp, r, true, 2, indices, true); \
@@ -259,7 +259,7 @@ static size_t multi(const char *call, const void *ivars, size_t n, const int *st
         return multi(CALL, ivars, nelems, status, sizeof(T), ISSIGNED(T), cmp, &r, false, 2, indices, false); \
     }                                                                                              \
     LSHM_DEF(int, shmem_##N##_test_all_vector,                                                     \
-             (T * ivars, size_t nelems, const int *status, int cmp, const T *vals))                \
+             (T * ivars, size_t nelems, const int *status, int cmp, T *vals))                \
     {                                                                                              \
         VREFS(T, vals, nelems, r)                                                                  \
         int x = (int)multi(CALL, ivars, nelems, status, sizeof(T), ISSIGNED(T), cmp, r, true, 0, NULL, false); \
@@ -267,7 +267,7 @@ static size_t multi(const char *call, const void *ivars, size_t n, const int *st
         return x;                                                                                  \
     }                                                                                              \
     LSHM_DEF(size_t, shmem_##N##_test_any_vector,                                                  \
-             (T * ivars, size_t nelems, const int *status, int cmp, const T *vals))                \
+             (T * ivars, size_t nelems, const int *status, int cmp, T *vals))                \
     {                                                                                              \
         VREFS(T, vals, nelems, r)                                                                  \
         size_t x = multi(CALL, ivars, nelems, status, sizeof(T), ISSIGNED(T), cmp, r, true, 1, NULL, false); \
@@ -275,7 +275,7 @@ static size_t multi(const char *call, const void *ivars, size_t n, const int *st
         return x;                                                                                  \
     }                                                                                              \
     LSHM_DEF(size_t, shmem_##N##_test_some_vector,                                                 \
-             (T * ivars, size_t nelems, size_t * indices, const int *status, int cmp, const T *vals)) \
+             (T * ivars, size_t nelems, size_t * indices, const int *status, int cmp, T *vals)) \
     {                                                                                              \
         VREFS(T, vals, nelems, r)                                                                  \
         size_t x = multi(CALL, ivars, nelems, status, sizeof(T), ISSIGNED(T), cmp, r, true, 2, indices, false); \
