@@ -307,8 +307,8 @@ void *locus_rma_ptr(const locus_rma_t *r, int rank, const void *sym)
 {
     if (!r || rank < 0 || rank >= r->size)
         return NULL;
-    int region;
-    uint64_t off;
+    int region = -1;
+    uint64_t off = 0;
     if (rma_locate(r, "ptr", rank, sym, 1, &region, &off) != LOCUS_OK)
         return NULL;
     if (rank == r->rank)
