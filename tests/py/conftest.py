@@ -11,8 +11,13 @@ from benchutil import locus_bin, run_json  # noqa: E402
 
 
 def run_shm_json(what, *args, env=None):
-    """`locus bench pingpong|bw|msgrate|rma|exchange` between the 2 processes of `locus run -n 2`."""
-    return run_json("run", "-n", "2", "--", locus_bin(), "bench", what, *args, env=env)
+    """`locus bench pingpong|bw|msgrate|rma|exchange` between the 2 processes of
+    `locus run -n 2 --bind core`, as the benchmarks' usage says. Unbound, on a
+    machine loaded past its cpus (load 7 on 2), the scheduler can stack both
+    ranks on one cpu beside other work, and every message of the pingpong
+    then waits for a time slice: 3 of 20 runs took over 60 s (30 ms idle),
+    none of 30 bound ones (2026-11-28)."""
+    return run_json("run", "-n", "2", "--bind", "core", "--", locus_bin(), "bench", what, *args, env=env)
 
 
 # a small symmetric heap: the default 256 MiB costs seconds per handle on a
