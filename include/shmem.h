@@ -10,7 +10,8 @@
  * over _Generic. The deprecated names older codes call (start_pes, _my_pe,
  * shmalloc, the _SHMEM_* constants, TYPE_fadd, TYPE_to_all, active-set
  * collectives ...) are declared too. Every routine also exists as pshmem_*
- * (the profiling interface): shmem_* are weak aliases of them.
+ * (the profiling interface, declared in <pshmem.h>): shmem_* are weak aliases
+ * of them.
  *
  * Not provided: the 1.6 additions (team_ptr, ibget/ibput, scan, sessions,
  * signal_add/set, pe_quiet); complex reductions and the long double

@@ -1,8 +1,8 @@
 # liblocus_shmem: OpenSHMEM 1.5 for C over locus rma (a library of its own;
 # it uses liblocus's public API only). Headers: include/shmem.h, shmemx.h,
-# mpp/. Exports: cmake/liblocus_shmem.map. The compiler wrapper locus-oshcc
-# and the pkg-config module locus-shmem link it with liblocus and
-# liblocus_hooks (the registration cache stays valid).
+# pshmem.h (the profiling interface), mpp/. Exports: cmake/liblocus_shmem.map.
+# The compiler wrapper locus-oshcc and the pkg-config module locus-shmem link
+# it with liblocus and liblocus_hooks (the registration cache stays valid).
 file(GLOB LOCUS_SHMEM_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/shmem/*.c)
 add_library(locus_shmem SHARED ${LOCUS_SHMEM_SOURCES})
 set_target_properties(locus_shmem PROPERTIES VERSION ${PROJECT_VERSION} SOVERSION ${PROJECT_VERSION_MAJOR}
@@ -36,7 +36,7 @@ configure_file(${CMAKE_SOURCE_DIR}/cmake/locus-shmem.pc.in ${CMAKE_BINARY_DIR}/l
 
 install(TARGETS locus_shmem EXPORT locusTargets LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(FILES ${CMAKE_SOURCE_DIR}/include/shmem.h ${CMAKE_SOURCE_DIR}/include/shmemx.h
-  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/locus-shmem)
+  ${CMAKE_SOURCE_DIR}/include/pshmem.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/locus-shmem)
 install(FILES ${CMAKE_SOURCE_DIR}/include/mpp/shmem.h ${CMAKE_SOURCE_DIR}/include/mpp/shmemx.h
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/locus-shmem/mpp)
 install(PROGRAMS ${CMAKE_BINARY_DIR}/install/locus-oshcc ${CMAKE_BINARY_DIR}/install/locus-oshc++
@@ -47,6 +47,10 @@ if(BUILD_TESTING)
   add_test(NAME shmem.exports COMMAND ${CMAKE_COMMAND} -DNM=${CMAKE_NM} -DSHMEM=$<TARGET_FILE:locus_shmem>
     -P ${CMAKE_SOURCE_DIR}/cmake/check_shmem_exports.cmake)
   set_tests_properties(shmem.exports PROPERTIES LABELS "unit;shmem" TIMEOUT 60)
+  # <pshmem.h> declares exactly the pshmem_* (and p-deprecated) names the library exports
+  add_test(NAME shmem.pshmem COMMAND ${CMAKE_COMMAND} -DNM=${CMAKE_NM} -DSHMEM=$<TARGET_FILE:locus_shmem>
+    -DCC=${CMAKE_C_COMPILER} -DINCLUDE=${CMAKE_SOURCE_DIR}/include -P ${CMAKE_SOURCE_DIR}/cmake/check_pshmem.cmake)
+  set_tests_properties(shmem.pshmem PROPERTIES LABELS "unit;shmem" TIMEOUT 60)
   # a --prefix install: locus-oshcc and pkg-config build a program that runs under locus run
   add_test(NAME shmem_install_prefix COMMAND sh ${CMAKE_SOURCE_DIR}/tests/shmem/install_check.sh
     ${CMAKE_COMMAND} ${CMAKE_BINARY_DIR} ${CMAKE_SOURCE_DIR}/tests/shmem/progs/setup.c)

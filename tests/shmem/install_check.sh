@@ -1,7 +1,7 @@
 #!/bin/sh
 # A --prefix install works: locus-oshcc (and -show), locus-oshc++ and pkg-config
-# locus-shmem build an OpenSHMEM program from the install tree alone, which
-# runs under the installed `locus run`.
+# locus-shmem build an OpenSHMEM program (and one that includes <pshmem.h>) from
+# the install tree alone, which runs under the installed `locus run`.
 #   install_check.sh CMAKE BUILD_DIR SOURCE.c
 set -eu
 cmake=$1 build=$2 src=$3
@@ -11,6 +11,8 @@ trap 'rm -rf "$tmp"' EXIT
 bin="$tmp/prefix/bin"
 "$bin/locus-oshcc" -show "$src" -o x | grep -q -- "-llocus_shmem" || { echo "FAIL: -show"; exit 1; }
 "$bin/locus-oshcc" -O1 -I"$(dirname "$src")" "$src" -o "$tmp/a" -lpthread
+# <pshmem.h> (the profiling interface) is installed beside <shmem.h>
+"$bin/locus-oshcc" -O1 -I"$(dirname "$src")" "$(dirname "$src")/profiling.c" -o "$tmp/e" -lpthread
 pc=$(ls -d "$tmp"/prefix/lib*/pkgconfig "$tmp"/prefix/lib/*/pkgconfig 2>/dev/null | head -1)
 # locus-shmem.pc, like locus.pc, finds the prefix from its own location: a
 # --prefix install other than the configured one gives paths into it (round 9:
@@ -27,7 +29,7 @@ cc -O1 -I"$(dirname "$src")" "$src" -o "$tmp/b" $(pcshmem "$pc" --cflags) $(pcsh
 # C++: locus-oshc++ compiles and links with c++ (the C API from a C++ program)
 "$bin/locus-oshc++" -show | grep -q "^c++ " || { echo "FAIL: locus-oshc++ -show does not use c++"; exit 1; }
 "$bin/locus-oshc++" -O1 "$(dirname "$src")/cxx.cpp" -o "$tmp/c"
-for p in a b c; do
+for p in a b c e; do
     out=$("$bin/locus" run -n 2 -- "$tmp/$p")
     echo "$out"
     echo "$out" | grep -q FAIL && { echo "FAIL: $p"; exit 1; }
