@@ -34,6 +34,8 @@ void lshm_broadcast(const char *call, const lshm_set_t *s, void *dest, const voi
 {
     if (root < 0 || root >= s->size)
         lshm_fatal(call, "root %d out of range for a team or active set of %d PEs", root, s->size);
+    lshm_check_sym(call, dest, bytes);
+    lshm_check_sym(call, src, bytes);
     int rpe = lshm_set_pe(s, root);
     if (lshm_chan_eager(s->slot, bytes)) {
         if (s->my_idx != root) {
@@ -89,6 +91,9 @@ static void fcollect_eager(const char *call, const lshm_set_t *s, void *dest, co
 
 void lshm_collect(const char *call, const lshm_set_t *s, void *dest, const void *src, size_t bytes, bool fixed)
 {
+    lshm_check_sym(call, src, bytes);
+    if (fixed)
+        lshm_check_sym(call, dest, bytes * (size_t)s->size);
     if (fixed && lshm_chan_eager(s->slot, bytes)) {
         fcollect_eager(call, s, dest, src, bytes);
         return;
@@ -99,10 +104,14 @@ void lshm_collect(const char *call, const lshm_set_t *s, void *dest, const void 
         if (!all)
             lshm_fatal(call, "out of memory for %d sizes", s->size);
         lshm_set_allgather64(call, s, bytes, all);
+        uint64_t total = 0;
+        for (int i = 0; i < s->size; i++)
+            total += all[i];
         off = 0;
         for (int i = 0; i < s->my_idx; i++)
             off += all[i];
         free(all);
+        lshm_check_sym(call, dest, (size_t)total);
     } else {
         lshm_set_sync(call, s);
     }
@@ -118,6 +127,11 @@ void lshm_collect(const char *call, const lshm_set_t *s, void *dest, const void 
 void lshm_alltoalls(const char *call, const lshm_set_t *s, void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst,
                     size_t nelems, size_t esz)
 {
+    if (nelems) { /* from the first element to the last one strided */
+        size_t last = (size_t)s->size * nelems - 1;
+        lshm_check_sym(call, dest, (last * (size_t)dst + 1) * esz);
+        lshm_check_sym(call, src, (last * (size_t)sst + 1) * esz);
+    }
     lshm_set_sync(call, s);
     for (int k = 0; k < s->size; k++) {
         int j = (s->my_idx + k) % s->size, pe = lshm_set_pe(s, j);

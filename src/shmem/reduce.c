@@ -42,6 +42,8 @@ void lshm_reduce(const char *call, const lshm_set_t *s, void *dest, const void *
     size_t bytes = n * esz;
     if (!bytes)
         return;
+    lshm_check_sym(call, dest, bytes);
+    lshm_check_sym(call, src, bytes);
     if (lshm_chan_eager(s->slot, bytes)) {
         reduce_eager(call, s, dest, src, bytes, esz, fn);
         return;

@@ -159,6 +159,16 @@ static inline char *lshm_mapped(const char *call, const void *sym, size_t len, i
     char *b = lshm.reg[r].peer[pe];
     return b ? b + off : NULL;
 }
+/* A collective's dest or source: symmetric, as the spec requires (fatal
+ * otherwise, naming the call, this PE and the address). Checked at entry
+ * because the small-size paths go through the channel boxes and would work
+ * on any memory: a program must not pass at 8 bytes and fail at 64 KiB. */
+static inline void lshm_check_sym(const char *call, const void *sym, size_t len)
+{
+    uint64_t off;
+    if (len)
+        (void)lshm_locate(call, sym, len, lshm.me, &off);
+}
 /* The address to hand locus rma for pe's copy of local symmetric `sym` in
  * region r (rma translates by the offset in its own heap). */
 static inline void *lshm_rma_addr(int r, int pe, const void *sym)

@@ -45,6 +45,8 @@ int main(int argc, char **argv)
             shmem_long_put_signal(heap, &stack_word, 1, (uint64_t *)heap + 1, 1, 7, 0);
         else if (!strcmp(what, "bad-root"))
             shmem_long_broadcast(SHMEM_TEAM_WORLD, heap, heap, 1, npes + 1);
+        else if (!strcmp(what, "coll-not-symmetric")) /* 8 bytes: the channel-box path checks too */
+            shmem_long_sum_reduce(SHMEM_TEAM_WORLD, heap, &stack_word, 1);
         else if (!strcmp(what, "invalid-ctx"))
             shmem_ctx_long_p(SHMEM_CTX_INVALID, heap, 1, 0);
         else if (!strcmp(what, "unmatched-barrier")) /* one barrier more than the others */
