@@ -105,11 +105,11 @@ void lshm_collect(const char *call, const lshm_set_t *s, void *dest, const void 
             lshm_fatal(call, "out of memory for %d sizes", s->size);
         lshm_set_allgather64(call, s, bytes, all);
         uint64_t total = 0;
-        for (int i = 0; i < s->size; i++)
+        for (int i = 0; i < s->size; i++) {
+            if (i == s->my_idx)
+                off = total;
             total += all[i];
-        off = 0;
-        for (int i = 0; i < s->my_idx; i++)
-            off += all[i];
+        }
         free(all);
         lshm_check_sym(call, dest, (size_t)total);
     } else {
@@ -127,10 +127,12 @@ void lshm_collect(const char *call, const lshm_set_t *s, void *dest, const void 
 void lshm_alltoalls(const char *call, const lshm_set_t *s, void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst,
                     size_t nelems, size_t esz)
 {
-    if (nelems) { /* from the first element to the last one strided */
-        size_t last = (size_t)s->size * nelems - 1;
-        lshm_check_sym(call, dest, (last * (size_t)dst + 1) * esz);
-        lshm_check_sym(call, src, (last * (size_t)sst + 1) * esz);
+    if (nelems) { /* the first element and the last one strided, as lshm_iput checks */
+        ptrdiff_t last = (ptrdiff_t)((size_t)s->size * nelems - 1) * (ptrdiff_t)esz;
+        lshm_check_sym(call, dest, esz);
+        lshm_check_sym(call, (char *)dest + last * dst, esz);
+        lshm_check_sym(call, src, esz);
+        lshm_check_sym(call, (const char *)src + last * sst, esz);
     }
     lshm_set_sync(call, s);
     for (int k = 0; k < s->size; k++) {
