@@ -65,11 +65,23 @@ static locus_status_t allocate(struct locus_heap *h, const locus_heap_attr_t *a)
     return LOCUS_OK;
 }
 
-/* mmap a PROT_NONE span, then the heap inside it at `align` with one guard
- * page either side. */
+/* The base is aligned to the largest power of two not above the size (at
+ * least a page, at most 1 TiB): it costs address space only, and then an
+ * allocator that aligns offsets aligns addresses too, for any alignment a
+ * block of this heap can have (shmem_align of 64 MiB in a 256 MiB heap). */
+static uint64_t base_align(uint64_t size, uint64_t page)
+{
+    uint64_t a = page;
+    while (a < (1ull << 40) && a * 2 <= size)
+        a *= 2;
+    return a;
+}
+
+/* mmap a PROT_NONE span, then the heap inside it at base_align with one
+ * guard page either side. */
 static locus_status_t reserve(struct locus_heap *h, heap_kind_t k)
 {
-    uint64_t align = k.page, len = h->size + align + 2 * HEAP_GUARD;
+    uint64_t align = base_align(h->size, k.page), len = h->size + align + 2 * HEAP_GUARD;
     char *r = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (r == MAP_FAILED)
         return lc_err_errno(LOCUS_ERR_NO_MEMORY, errno, "heap: reserving %llu bytes of address space",

@@ -38,7 +38,7 @@ static void heap_init(const lshm_env_t *env)
     a.boot = lshm.boot;
     lshm.reserve = page_up(lshm_chan_bytes(lshm.npes));
     uint64_t user = env->heap_size ? env->heap_size : a.heap_size;
-    a.heap_size = page_up(user) + lshm.reserve + LSHM_HEAP_ALIGN;
+    a.heap_size = page_up(user) + lshm.reserve;
     if ((st = locus_rma_init(&a, &lshm.rma))) {
         char b[32];
         lshm_fatal("shmem_init", "creating the %s symmetric heap (%s): %s (%s)",
@@ -46,7 +46,9 @@ static void heap_init(const lshm_env_t *env)
                    env->heap_var ? env->heap_var : "LOCUS_RMA_HEAP_SIZE or its default", locus_last_error(),
                    locus_strerror(st));
     }
-    /* the symmetric part of each heap starts at its first 2 MiB boundary */
+    /* the symmetric part of each heap starts at its first 2 MiB boundary;
+     * the heap module aligns bases further (to a power of two near the
+     * size), so delta is 0 unless a base came from elsewhere */
     lshm_region_t *h = &lshm.reg[LSHM_HEAP];
     char *rb = locus_rma_heap_base(lshm.rma);
     uint64_t rlen = locus_rma_heap_size(lshm.rma), mine = (uint64_t)(uintptr_t)rb;
@@ -58,9 +60,13 @@ static void heap_init(const lshm_env_t *env)
     if ((st = locus_boot_allgather(lshm.boot, &mine, sizeof mine, bases)))
         lshm_fatal_status("shmem_init", st, "exchanging heap addresses");
     uint64_t maxd = 0;
+    lshm.heap_align = UINT64_C(1) << 63;
     for (int pe = 0; pe < lshm.npes; pe++) {
         h->delta[pe] = ((bases[pe] + LSHM_HEAP_ALIGN - 1) & ~(LSHM_HEAP_ALIGN - 1)) - bases[pe];
         maxd = h->delta[pe] > maxd ? h->delta[pe] : maxd;
+        uint64_t b = bases[pe] + h->delta[pe];
+        if (b && (b & -b) < lshm.heap_align)
+            lshm.heap_align = b & -b; /* the alignment every PE's symmetric base has */
     }
     free(bases);
     h->base = rb + h->delta[lshm.me];

@@ -49,7 +49,13 @@ static void *alloc_block(const char *call, size_t size, size_t align, bool zero)
     if (!size)
         return NULL;
     void *p = NULL;
-    if (align && (align & (align - 1)) == 0) {
+    if (!align || (align & (align - 1)) || align > lshm.heap_align) {
+        /* the same answer on every PE: NULL */
+        if (lshm.debug && lshm.me == 0)
+            fprintf(stderr, "locus shmem: %s: alignment %zu is not a power of two of at most %llu "
+                    "(the symmetric heap's base alignment): returning NULL\n", call, align,
+                    (unsigned long long)lshm.heap_align);
+    } else {
         uint64_t off = lshm_alloc(lshm_heap_alloc, size, align);
         if (off != UINT64_MAX) {
             p = heap_base() + off;

@@ -52,9 +52,10 @@ typedef struct lshm_region {
     uint64_t *delta; /* heap: per PE, where its copy starts in its locus rma heap */
 } lshm_region_t;
 
-/* The heap's symmetric part starts at a 2 MiB boundary in every PE (so that
- * shmem_align up to 2 MiB aligns addresses, not just offsets), i.e. at
- * delta[pe] bytes into that PE's locus rma heap. */
+/* The heap's symmetric part starts at a 2 MiB boundary in every PE, i.e. at
+ * delta[pe] bytes into that PE's locus rma heap. The heap module aligns bases
+ * to a power of two near the size, so delta is 0 in practice; lshm.heap_align
+ * is what shmem_align can honour. */
 #define LSHM_HEAP_ALIGN (2ull << 20)
 
 /* ---- teams and contexts ---- */
@@ -93,6 +94,7 @@ typedef struct lshm_state {
     bool oversubscribed;     /* more PEs on this node than CPUs: waits yield */
     bool spin_long;          /* one node, PEs on cpus of their own, THREAD_SINGLE: waits spin 1 ms first */
     bool cpu_amo;            /* the job's atomicity agent: CPU (one node) or NIC */
+    uint64_t heap_align;     /* every PE's symmetric heap base is a multiple of this */
     bool nic_pending;        /* a locus rma operation (NIC, or a shared put) since the last quiet */
     bool rma_puts_pending;   /* a _nbi put through locus rma since the last quiet/fence */
     locus_boot_t *boot;

@@ -247,6 +247,27 @@ TEST_F(Heap, FourKInterleaveAllResidentOnNodeZeroAndUnmapped)
     EXPECT_FALSE(overlaps_any(base - 4096, base + s.size + 4096)) << "heap or guard pages left mapped";
 }
 
+// The base is aligned to the largest power of two not above the size, so an
+// allocator aligning offsets aligns addresses (shmem_align of 4 MiB and up
+// returned 2 MiB-aligned blocks before); a guard page still sits either side.
+TEST_F(Heap, BaseAlignedToThePowerOfTwoBelowTheSize)
+{
+    a.pages = LOCUS_PAGES_4K;
+    a.verify = LOCUS_VERIFY_NONE;
+    for (uint64_t size : {uint64_t(4096), 3 * MiB, 64 * MiB, 96 * MiB + 4096}) {
+        uint64_t want = 4096;
+        while (want * 2 <= size)
+            want *= 2;
+        a.size = size;
+        locus_heap_t *h;
+        ASSERT_EQ(locus_heap_create(&a, topo, &h), LOCUS_OK) << locus_last_error();
+        uintptr_t base = (uintptr_t)locus_heap_base(h);
+        EXPECT_EQ(base % want, 0u) << "size " << size << " base " << std::hex << base;
+        locus_heap_destroy(h);
+        EXPECT_FALSE(overlaps_any(base - 4096, base + size + 4096)) << "size " << size << ": left mapped";
+    }
+}
+
 TEST_F(Heap, ThpObtainedOrReported)
 {
     if (locus_topo_num_nodes(topo) != 1)

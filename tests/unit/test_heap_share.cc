@@ -100,6 +100,18 @@ TEST_F(HeapShare, ObjectIsPrivateSizedPlacedAndGoneAfterDestroy)
     EXPECT_FALSE(exists(path)) << "destroy unlinks a name still there";
 }
 
+// A shared heap's base is aligned like a private one's (the object is mapped
+// over the aligned reservation).
+TEST_F(HeapShare, BaseAlignedToThePowerOfTwoBelowTheSize)
+{
+    a.size = 24 * MiB;
+    a.verify = LOCUS_VERIFY_NONE;
+    locus_heap_t *h;
+    ASSERT_EQ(locus_heap_create(&a, nullptr, &h), LOCUS_OK) << locus_last_error();
+    EXPECT_EQ((uintptr_t)locus_heap_base(h) % (16 * MiB), 0u) << locus_heap_base(h);
+    locus_heap_destroy(h);
+}
+
 TEST_F(HeapShare, AttachSeesTheSameBytesAndSurvivesUnlink)
 {
     locus_heap_t *h;

@@ -74,8 +74,10 @@ int main(void)
     shmem_free(c);
     t_section("calloc");
 
-    /* align: powers of two up to 64 KiB. */
-    for (size_t a = 8; a <= 65536; a *= 2) {
+    /* align: powers of two up to 16 MiB (the heaps here are 32 MiB or more),
+     * the address aligned and not only its offset in the heap (SOS
+     * shmemalign found 4 MiB blocks 2 MiB-aligned). */
+    for (size_t a = 8; a <= ((size_t)16 << 20); a *= 2) {
         char *p = shmem_align(a, 100);
         CHECK(p != NULL && (uintptr_t)p % a == 0, "align(%zu) = %p", a, (void *)p);
         if (p) {
