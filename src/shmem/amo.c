@@ -62,7 +62,7 @@ uint64_t lshm_amo(const char *call, locus_rma_amo_op_t op, void *dest, size_t wi
     int r = lshm_locate(call, dest, width, pe, &off);
     lshm_lock();
     locus_status_t st =
-        locus_rma_amo(lshm.rma, pe, op, lshm_rma_addr(r, pe, dest), width, operand, compare, fetch ? &old : NULL);
+        locus_rma_amo(lshm.rma, pe, op, (void *)dest, width, operand, compare, fetch ? &old : NULL);
     lshm_unlock();
     if (st) {
         if (st == LOCUS_ERR_UNSUPPORTED && r == LSHM_DATA)

@@ -96,7 +96,7 @@ static char *mapped_copy(int to, const void *my_copy)
 static void nic_store(const char *call, int to, const void *my_copy, const void *src, size_t bytes)
 {
     lshm_lock();
-    locus_status_t st = locus_rma_put(lshm.rma, to, lshm_rma_addr(LSHM_HEAP, to, my_copy), src, bytes);
+    locus_status_t st = locus_rma_put(lshm.rma, to, (void *)my_copy, src, bytes);
     lshm_unlock();
     if (st)
         lshm_fatal_status(call, st, "signalling a PE of another node, or sending it a collective's data");

@@ -46,36 +46,29 @@ static void heap_init(const lshm_env_t *env)
                    env->heap_var ? env->heap_var : "LOCUS_RMA_HEAP_SIZE or its default", locus_last_error(),
                    locus_strerror(st));
     }
-    /* the symmetric part of each heap starts at its first 2 MiB boundary;
-     * the heap module aligns bases further (to a power of two near the
-     * size), so delta is 0 unless a base came from elsewhere */
+    /* Every PE's heap base is aligned to a power of two near its size (the
+     * heap module's rule); the least of them bounds what shmem_align can
+     * honour with the same offset on every PE. */
     lshm_region_t *h = &lshm.reg[LSHM_HEAP];
     char *rb = locus_rma_heap_base(lshm.rma);
-    uint64_t rlen = locus_rma_heap_size(lshm.rma), mine = (uint64_t)(uintptr_t)rb;
+    uint64_t mine = (uint64_t)(uintptr_t)rb;
     uint64_t *bases = calloc((size_t)lshm.npes, sizeof *bases);
-    h->delta = calloc((size_t)lshm.npes, sizeof *h->delta);
     h->peer = calloc((size_t)lshm.npes, sizeof *h->peer);
-    if (!bases || !h->delta || !h->peer)
+    if (!bases || !h->peer)
         lshm_fatal("shmem_init", "out of memory for %d PEs", lshm.npes);
     if ((st = locus_boot_allgather(lshm.boot, &mine, sizeof mine, bases)))
         lshm_fatal_status("shmem_init", st, "exchanging heap addresses");
-    uint64_t maxd = 0;
     lshm.heap_align = UINT64_C(1) << 63;
-    for (int pe = 0; pe < lshm.npes; pe++) {
-        h->delta[pe] = ((bases[pe] + LSHM_HEAP_ALIGN - 1) & ~(LSHM_HEAP_ALIGN - 1)) - bases[pe];
-        maxd = h->delta[pe] > maxd ? h->delta[pe] : maxd;
-        uint64_t b = bases[pe] + h->delta[pe];
-        if (b && (b & -b) < lshm.heap_align)
-            lshm.heap_align = b & -b; /* the alignment every PE's symmetric base has */
-    }
+    for (int pe = 0; pe < lshm.npes; pe++)
+        if (bases[pe] && (bases[pe] & -bases[pe]) < lshm.heap_align)
+            lshm.heap_align = bases[pe] & -bases[pe];
     free(bases);
-    h->base = rb + h->delta[lshm.me];
-    h->len = rlen - maxd;
+    h->base = rb;
+    h->len = locus_rma_heap_size(lshm.rma);
     h->rma_id = -1;
     bool all_mapped = true;
     for (int pe = 0; pe < lshm.npes; pe++) {
-        char *m = pe == lshm.me ? rb : locus_rma_ptr(lshm.rma, pe, rb);
-        h->peer[pe] = m ? m + h->delta[pe] : NULL;
+        h->peer[pe] = pe == lshm.me ? rb : locus_rma_ptr(lshm.rma, pe, rb);
         all_mapped &= h->peer[pe] != NULL;
     }
     /* the same rule as locus rma's: the CPU when every PE's heap is mapped
@@ -202,7 +195,6 @@ LSHM_DEF(void, shmem_finalize, (void))
     lshm_alloc_destroy(lshm_heap_alloc);
     lshm_heap_alloc = NULL;
     free(lshm.reg[LSHM_HEAP].peer);
-    free(lshm.reg[LSHM_HEAP].delta);
     lshm_chan_fini();
     memset(lshm.reg, 0, sizeof lshm.reg);
     lshm.npes = 0; /* every later call fails its PE check and says why */

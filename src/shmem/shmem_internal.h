@@ -49,14 +49,8 @@ typedef struct lshm_region {
     uint64_t len;
     char **peer;   /* per PE: its copy mapped here (self: base), or NULL */
     int rma_id;    /* locus_rma region id for the data region (-1: none) */
-    uint64_t *delta; /* heap: per PE, where its copy starts in its locus rma heap */
 } lshm_region_t;
 
-/* The heap's symmetric part starts at a 2 MiB boundary in every PE, i.e. at
- * delta[pe] bytes into that PE's locus rma heap. The heap module aligns bases
- * to a power of two near the size, so delta is 0 in practice; lshm.heap_align
- * is what shmem_align can honour. */
-#define LSHM_HEAP_ALIGN (2ull << 20)
 
 /* ---- teams and contexts ---- */
 
@@ -170,15 +164,6 @@ static inline void lshm_check_sym(const char *call, const void *sym, size_t len)
     uint64_t off;
     if (len)
         (void)lshm_locate(call, sym, len, lshm.me, &off);
-}
-/* The address to hand locus rma for pe's copy of local symmetric `sym` in
- * region r (rma translates by the offset in its own heap). */
-static inline void *lshm_rma_addr(int r, int pe, const void *sym)
-{
-    if (r != LSHM_HEAP)
-        return (void *)sym;
-    const lshm_region_t *h = &lshm.reg[LSHM_HEAP];
-    return (char *)sym - h->delta[lshm.me] + h->delta[pe];
 }
 /* A team or context PE number -> world PE (fatal if out of range). */
 int lshm_ctx_pe(const char *call, shmem_ctx_t ctx, int pe);

@@ -46,15 +46,14 @@ static void nic_failed(const char *call, locus_status_t st, int pe, const void *
  * may share. What is left in flight is completed by the next quiet or fence:
  * a NIC put (its source is free, not its delivery), any _nbi one; a mapped
  * _nbi put is also completed before this PE's next other operation. */
-static void through_rma(const char *call, int r, void *sym, void *local, size_t len, int pe, bool put, bool nbi,
+static void through_rma(const char *call, void *sym, void *local, size_t len, int pe, bool put, bool nbi,
                         bool mapped)
 {
     lshm_lock();
-    void *ra = lshm_rma_addr(r, pe, sym);
-    locus_status_t st = put ? (nbi ? locus_rma_put_nbi(lshm.rma, pe, ra, local, len)
-                                   : locus_rma_put(lshm.rma, pe, ra, local, len))
-                            : (nbi ? locus_rma_get_nbi(lshm.rma, pe, local, ra, len)
-                                   : locus_rma_get(lshm.rma, pe, local, ra, len));
+    locus_status_t st = put ? (nbi ? locus_rma_put_nbi(lshm.rma, pe, sym, local, len)
+                                   : locus_rma_put(lshm.rma, pe, sym, local, len))
+                            : (nbi ? locus_rma_get_nbi(lshm.rma, pe, local, sym, len)
+                                   : locus_rma_get(lshm.rma, pe, local, sym, len));
     lshm_unlock();
     if (st)
         nic_failed(call, st, pe, sym);
@@ -88,7 +87,7 @@ void lshm_put(const char *call, void *dest, const void *src, size_t len, int pe,
     int r = lshm_locate(call, dest, len, pe, &off);
     char *p = lshm.reg[r].peer[pe] ? lshm.reg[r].peer[pe] + off : NULL;
     if (p && len >= LSHM_RMA_PUT_MIN && r == LSHM_HEAP && pe != lshm.me) {
-        through_rma(call, r, dest, (void *)src, len, pe, true, nbi, true);
+        through_rma(call, dest, (void *)src, len, pe, true, nbi, true);
         return;
     }
     lshm_settle();
@@ -101,7 +100,7 @@ void lshm_put(const char *call, void *dest, const void *src, size_t len, int pe,
             locus_copy_polled(p, src, len, LOCUS_COPY_HINT_NONE);
         return;
     }
-    through_rma(call, r, dest, (void *)src, len, pe, true, nbi, false);
+    through_rma(call, dest, (void *)src, len, pe, true, nbi, false);
 }
 
 void lshm_get(const char *call, void *dest, const void *src, size_t len, int pe, bool nbi)
@@ -119,7 +118,7 @@ void lshm_get(const char *call, void *dest, const void *src, size_t len, int pe,
             locus_copy(dest, p, len, LOCUS_COPY_HINT_NONE);
         return;
     }
-    through_rma(call, r, (void *)src, dest, len, pe, false, nbi, false);
+    through_rma(call, (void *)src, dest, len, pe, false, nbi, false);
 }
 
 /* Element copies of a constant size (a switch so that each is one move). */
