@@ -72,6 +72,16 @@ static void remove_heaps(const char *job, long n)
                 removed == 1 ? "" : "s");
 }
 
+/* The CPUs of set, in number order, into cpus; how many. */
+static int cpu_list(const cpu_set_t *set, int *cpus)
+{
+    int n = 0;
+    for (int c = 0; c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, set))
+            cpus[n++] = c;
+    return n;
+}
+
 /* Where cpu c sits, for ordering: NUMA node, then L3, then its number. */
 static long cpu_place(int c)
 {
@@ -95,10 +105,7 @@ static int by_place(const void *a, const void *b)
  * ranks than CPUs: no binding, the scheduler balances them. */
 static void auto_set(int rank, int64_t nranks, const cpu_set_t *avail, cpu_set_t *out)
 {
-    int cpus[CPU_SETSIZE], n = 0;
-    for (int c = 0; c < CPU_SETSIZE; c++)
-        if (CPU_ISSET(c, avail))
-            cpus[n++] = c;
+    int cpus[CPU_SETSIZE], n = cpu_list(avail, cpus);
     CPU_ZERO(out);
     if (!n || nranks > n)
         return;
@@ -110,10 +117,7 @@ static void auto_set(int rank, int64_t nranks, const cpu_set_t *avail, cpu_set_t
 /* The CPU set of rank r for this binding, over the CPUs we may use. */
 static void bind_set(int mode, int rank, const cpu_set_t *avail, cpu_set_t *out)
 {
-    int cpus[CPU_SETSIZE], n = 0;
-    for (int c = 0; c < CPU_SETSIZE; c++)
-        if (CPU_ISSET(c, avail))
-            cpus[n++] = c;
+    int cpus[CPU_SETSIZE], n = cpu_list(avail, cpus);
     CPU_ZERO(out);
     if (!n)
         return;
