@@ -6,8 +6,9 @@
 # wrong): every section "ok", "done" last, status 0.
 #
 #   run_diff.sh LOCUS_CLI LOCUS_PROG SOURCE NP KIND EXPECT_STATUS OMPI_BUILD_DIR [LAUNCHER]
-# LAUNCHER: "locus" (default), "bound" (locus run --bind core: each PE on a
-# cpu of its own, where waits spin longer) or "mpirun" (PMIx; Open MPI's mpirun).
+# LAUNCHER: "locus" (default: locus run's own binding), "bound" (locus run
+# --bind core: each PE on a cpu of its own, where waits spin longer), "unbound"
+# (--bind none) or "mpirun" (PMIx; Open MPI's mpirun).
 #
 # Open MPI 4.1.4 (Debian 12) segfaults in shmem_finalize unless
 # OMPI_MCA_opal_common_ucx_opal_mem_hooks=0 (fixed in 4.1.6): set here. Not
@@ -26,6 +27,8 @@ if [ "$launcher" = mpirun ]; then
     timeout 300 mpirun $as_root --oversubscribe -np "$np" "$prog" >"$tmp/locus.out" 2>"$tmp/locus.err"
 elif [ "$launcher" = bound ]; then
     timeout 300 "$cli" run -n "$np" --bind core -- "$prog" >"$tmp/locus.out" 2>"$tmp/locus.err"
+elif [ "$launcher" = unbound ]; then
+    timeout 300 "$cli" run -n "$np" --bind none -- "$prog" >"$tmp/locus.out" 2>"$tmp/locus.err"
 else
     timeout 300 "$cli" run -n "$np" -- "$prog" >"$tmp/locus.out" 2>"$tmp/locus.err"
 fi
