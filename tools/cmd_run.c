@@ -10,6 +10,7 @@
 
 #include "core/config.h"
 #include "core/sysfs.h"
+#include "run_bind.h"
 
 #include <errno.h>
 #include <numa.h>
@@ -82,36 +83,33 @@ static int cpu_list(const cpu_set_t *set, int *cpus)
     return n;
 }
 
-/* Where cpu c sits, for ordering: NUMA node, then L3, then its number. */
-static long cpu_place(int c)
+/* Where cpu c sits (run_bind.h): NUMA node, L3, its core's first thread. */
+static run_cpu_t cpu_place(int c)
 {
-    long node = numa_available() >= 0 ? numa_node_of_cpu(c) : 0;
-    long l3 = lc_sysfs_l3_id(c);
-    return ((node < 0 ? 0 : node) << 40) | ((l3 < 0 ? 0 : l3) << 20) | c;
+    char path[96], line[256];
+    int sib[CPU_SETSIZE];
+    long node = numa_available() >= 0 ? numa_node_of_cpu(c) : 0, l3 = lc_sysfs_l3_id(c), core = c;
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/topology/thread_siblings_list", c);
+    if (lc_read_line(path, line, sizeof line) && lc_parse_cpulist(line, sib, CPU_SETSIZE) > 0)
+        core = sib[0];
+    return (run_cpu_t){node < 0 ? 0 : node, l3 < 0 ? 0 : l3, core, c};
 }
 
-static int by_place(const void *a, const void *b)
-{
-    long x = cpu_place(*(const int *)a), y = cpu_place(*(const int *)b);
-    return x < y ? -1 : x > y;
-}
-
-/* auto: with N ranks on n >= N CPUs, rank r gets CPUs [r*n/N, (r+1)*n/N) of
- * the CPUs in place order, a block of its own (all of them for one rank, so
- * a hybrid rank's threads keep every CPU). Unbound ranks whose threads spin
- * (OpenMP's waiting workers) stack on CPUs: 2 ranks x 2 threads of SSCA#1
- * took 8-34 s in a kernel that bound ranks finish in 0.27 s (Open MPI: 25-38
- * s unbound, 0.7 s with its default core binding; research/LOG.md). More
- * ranks than CPUs: no binding, the scheduler balances them. */
+/* auto (run_auto_blocks): a block of cpus of its own per rank while the
+ * ranks fit the cpus, whole cores while they fit the cores (all of them for
+ * one rank, so a hybrid rank's threads keep every CPU). Unbound ranks whose
+ * threads spin (OpenMP's waiting workers) stack on CPUs: 2 ranks x 2 threads
+ * of SSCA#1 took 8-34 s in a kernel that bound ranks finish in 0.27 s (Open
+ * MPI: 25-38 s unbound, 0.7 s with its default core binding;
+ * research/LOG.md). More ranks than CPUs: no binding, the scheduler
+ * balances them. */
 static void auto_set(int rank, int64_t nranks, const cpu_set_t *avail, cpu_set_t *out)
 {
+    static run_cpu_t pl[CPU_SETSIZE];
     int cpus[CPU_SETSIZE], n = cpu_list(avail, cpus);
-    CPU_ZERO(out);
-    if (!n || nranks > n)
-        return;
-    qsort(cpus, (size_t)n, sizeof cpus[0], by_place);
-    for (int64_t i = rank * n / nranks; i < (rank + 1) * n / nranks; i++)
-        CPU_SET(cpus[i], out);
+    for (int i = 0; i < n; i++)
+        pl[i] = cpu_place(cpus[i]);
+    run_auto_blocks(pl, n, rank, nranks, out);
 }
 
 /* The CPU set of rank r for this binding, over the CPUs we may use. */
