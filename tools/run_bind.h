@@ -29,6 +29,12 @@ static inline int run_cpu_cmp(const void *a, const void *b)
     return (x->cpu > y->cpu) - (x->cpu < y->cpu);
 }
 
+/* Whether pl[i] (sorted) starts a core of its own. */
+static inline bool run_new_core(const run_cpu_t *pl, int i)
+{
+    return i == 0 || pl[i].core != pl[i - 1].core || pl[i].l3 != pl[i - 1].l3 || pl[i].node != pl[i - 1].node;
+}
+
 /* Rank `rank` of `nranks` over the n cpus of pl (sorted here, in place).
  * At most as many ranks as cores: rank r gets cores [r*C/N, (r+1)*C/N) in
  * place order with all their threads (two ranks never share a core); more
@@ -42,11 +48,10 @@ static inline void run_auto_blocks(run_cpu_t *pl, int n, int64_t rank, int64_t n
     qsort(pl, (size_t)n, sizeof pl[0], run_cpu_cmp);
     int64_t cores = 0;
     for (int i = 0; i < n; i++)
-        cores += i == 0 || pl[i].core != pl[i - 1].core || pl[i].l3 != pl[i - 1].l3 || pl[i].node != pl[i - 1].node;
+        cores += run_new_core(pl, i);
     int64_t units = nranks <= cores ? cores : n, unit = -1;
     for (int i = 0; i < n; i++) {
-        bool new_core = i == 0 || pl[i].core != pl[i - 1].core || pl[i].l3 != pl[i - 1].l3 || pl[i].node != pl[i - 1].node;
-        unit = nranks <= cores ? unit + new_core : i;
+        unit = nranks <= cores ? unit + run_new_core(pl, i) : i;
         if (unit >= rank * units / nranks && unit < (rank + 1) * units / nranks)
             CPU_SET(pl[i].cpu, out);
     }
