@@ -39,8 +39,9 @@ static void usage(FILE *out)
             "  ends the job); --bind pins rank r to one CPU (core), the CPUs of one L3 (l3) or of\n"
             "  one NUMA node (numa), round-robin over the CPUs this command may use; auto (the\n"
             "  default) gives each rank a block of its own of those CPUs (about CPUs/N, near each\n"
-            "  other: the same node and L3 first) when N is at most the CPUs, and leaves the ranks\n"
-            "  unbound when there are more; none never binds.\n"
+            "  other: the same node and L3 first; whole cores with their hardware threads while N\n"
+            "  is at most the cores) when N is at most the CPUs, and leaves the ranks unbound when\n"
+            "  there are more; none never binds.\n"
             "  When a process fails, the others get --grace seconds (default 5) to notice\n"
             "  and exit before they are killed. Exit status: the first failure's (a rank's\n"
             "  own code; 128+N if it was killed by signal N; 127 if prog cannot be executed),\n"
@@ -102,14 +103,18 @@ static run_cpu_t cpu_place(int c)
  * of SSCA#1 took 8-34 s in a kernel that bound ranks finish in 0.27 s (Open
  * MPI: 25-38 s unbound, 0.7 s with its default core binding;
  * research/LOG.md). More ranks than CPUs: no binding, the scheduler
- * balances them. */
-static void auto_set(int rank, int64_t nranks, const cpu_set_t *avail, cpu_set_t *out)
+ * balances them. The cpus we may use, in place order, are read once before
+ * the ranks are forked; each rank takes its block. */
+static run_cpu_t places[CPU_SETSIZE];
+static int nplaces;
+
+static void places_load(const cpu_set_t *avail)
 {
-    static run_cpu_t pl[CPU_SETSIZE];
-    int cpus[CPU_SETSIZE], n = cpu_list(avail, cpus);
-    for (int i = 0; i < n; i++)
-        pl[i] = cpu_place(cpus[i]);
-    run_auto_blocks(pl, n, rank, nranks, out);
+    int cpus[CPU_SETSIZE];
+    nplaces = cpu_list(avail, cpus);
+    for (int i = 0; i < nplaces; i++)
+        places[i] = cpu_place(cpus[i]);
+    run_sort_cpus(places, nplaces);
 }
 
 /* The CPU set of rank r for this binding, over the CPUs we may use. */
@@ -246,7 +251,7 @@ static void exec_rank(const run_opts_t *o, char **argv, int r, const char *job, 
     if (o->bind != BIND_NONE) {
         cpu_set_t set;
         if (o->bind == BIND_AUTO)
-            auto_set(r, o->n, avail, &set);
+            run_auto_blocks(places, nplaces, r, o->n, &set);
         else
             bind_set(o->bind, r, avail, &set);
         if (CPU_COUNT(&set) && !CPU_EQUAL(&set, avail))
@@ -266,6 +271,8 @@ static int64_t spawn(const run_opts_t *o, char **argv, const char *job, locus_bo
     cpu_set_t avail;
     if (sched_getaffinity(0, sizeof avail, &avail))
         CPU_ZERO(&avail);
+    if (o->bind == BIND_AUTO && o->n > 1 && o->n <= CPU_COUNT(&avail)) /* else every rank keeps avail */
+        places_load(&avail);
     for (int r = 0; r < o->n; r++) {
         pid_t p = fork();
         if (p < 0) {

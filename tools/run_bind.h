@@ -35,17 +35,23 @@ static inline bool run_new_core(const run_cpu_t *pl, int i)
     return i == 0 || pl[i].core != pl[i - 1].core || pl[i].l3 != pl[i - 1].l3 || pl[i].node != pl[i - 1].node;
 }
 
-/* Rank `rank` of `nranks` over the n cpus of pl (sorted here, in place).
- * At most as many ranks as cores: rank r gets cores [r*C/N, (r+1)*C/N) in
- * place order with all their threads (two ranks never share a core); more
- * ranks than cores but at most n: cpus [r*n/N, (r+1)*n/N); more ranks than
- * cpus: none (out empty: leave the rank unbound). */
-static inline void run_auto_blocks(run_cpu_t *pl, int n, int64_t rank, int64_t nranks, cpu_set_t *out)
+/* Put pl in place order (node, L3, core, number): once, before the blocks. */
+static inline void run_sort_cpus(run_cpu_t *pl, int n)
+{
+    if (n > 0)
+        qsort(pl, (size_t)n, sizeof pl[0], run_cpu_cmp);
+}
+
+/* Rank `rank` of `nranks` over the n cpus of pl, in place order (sorted by
+ * run_sort_cpus). At most as many ranks as cores: rank r gets cores
+ * [r*C/N, (r+1)*C/N) with all their threads (two ranks never share a core);
+ * more ranks than cores but at most n: cpus [r*n/N, (r+1)*n/N); more ranks
+ * than cpus: none (out empty: leave the rank unbound). */
+static inline void run_auto_blocks(const run_cpu_t *pl, int n, int64_t rank, int64_t nranks, cpu_set_t *out)
 {
     CPU_ZERO(out);
     if (n <= 0 || nranks > n || rank < 0 || rank >= nranks)
         return;
-    qsort(pl, (size_t)n, sizeof pl[0], run_cpu_cmp);
     int64_t cores = 0;
     for (int i = 0; i < n; i++)
         cores += run_new_core(pl, i);

@@ -51,7 +51,6 @@ typedef struct lshm_region {
     int rma_id;    /* locus_rma region id for the data region (-1: none) */
 } lshm_region_t;
 
-
 /* ---- teams and contexts ---- */
 
 #define LSHM_TEAM_MAGIC 0x7ea3u

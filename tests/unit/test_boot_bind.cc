@@ -23,6 +23,7 @@ std::vector<run_cpu_t> smt(int cores, int threads)
 std::set<int> block(std::vector<run_cpu_t> pl, int rank, int nranks)
 {
     cpu_set_t out;
+    run_sort_cpus(pl.data(), (int)pl.size());
     run_auto_blocks(pl.data(), (int)pl.size(), rank, nranks, &out);
     std::set<int> s;
     for (int c = 0; c < CPU_SETSIZE; c++)
