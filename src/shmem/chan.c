@@ -28,6 +28,8 @@
  * which members of a set call in the same order. */
 #include "shmem/shmem_internal.h"
 
+#include "core/clock.h"
+
 #include <stdlib.h>
 
 typedef struct mbox {
@@ -164,14 +166,36 @@ static void check_finished(const char *call, int from, const uint64_t *count, ui
                    "while others are in a collective)", from);
 }
 
+/* A start_pes PE that left main with a nonzero status waits in the implicit
+ * finalize, which the spec makes collective, for PEs that may be waiting for
+ * it instead (one PE's exit(1) on an error path): then the job never ends.
+ * Say so once, after EXIT_NOTICE_S; the job goes on if they come. */
+#define EXIT_NOTICE_S 10
+static void exit_notice(int from)
+{
+    static uint64_t since;
+    uint64_t now = lc_now_ns();
+    if (!since)
+        since = now;
+    else if (since != UINT64_MAX && now - since > EXIT_NOTICE_S * 1000000000ull) {
+        fprintf(stderr, "locus shmem: PE %d left main with status %d and has waited %d s in start_pes's implicit "
+                "shmem_finalize (collective) for PE %d; if that PE waits for this one, the job cannot end "
+                "(shmem_global_exit ends a job on an error)\n", lshm.me, lshm.exit_status, EXIT_NOTICE_S, from);
+        since = UINT64_MAX;
+    }
+}
+
 /* Wait until *count reaches n (from `from`'s stores into my heap). */
 static void wait_count(const char *call, int from, const uint64_t *count, uint64_t n)
 {
     unsigned spins = 0;
     while (__atomic_load_n(count, __ATOMIC_ACQUIRE) < n) {
         lshm_relax(call, &spins);
-        if ((spins & 4095u) == 0)
+        if ((spins & 4095u) == 0) {
             check_finished(call, from, count, n);
+            if (lshm.exit_status)
+                exit_notice(from);
+        }
     }
 }
 

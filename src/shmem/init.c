@@ -6,7 +6,8 @@
  * decides the job's atomicity agent. shmem_finalize is collective and
  * undoes it; a program that returns from main without it (start_pes, or a
  * forgotten finalize) is finalized at exit, but a PE of a larger job that
- * exits with a nonzero status ends the job instead (see at_exit).
+ * called shmem_init and exits with a nonzero status ends the job instead
+ * (see at_exit).
  * shmem_global_exit ends every PE through the launcher with the given
  * status. */
 #include "shmem/shmem_internal.h"
@@ -76,21 +77,25 @@ static void heap_init(const lshm_env_t *env)
     lshm.cpu_amo = all_mapped;
 }
 
-/* Runs at exit() of a PE that did not call shmem_finalize. Status 0 (a
- * start_pes program, a forgotten finalize): the collective finalize, as if
- * main had called it. Any other status is an error exit of this PE alone:
- * the finalize sync would wait for the others, who may be anywhere (waiting
- * for a flag this PE never sets: the job hangs), and it would even complete
- * a shmem_barrier_all they are waiting in, letting them past a barrier this
- * PE never reached. Instead the job ends through the launcher with this
- * status and says why, as shmem_global_exit does. A job of one PE is
- * finalized either way. exit() flushes stdio only after these handlers. */
+/* Runs at exit() of a PE that did not call shmem_finalize. A start_pes
+ * program never calls it: the spec finalizes it implicitly at exit, a
+ * collective with a global synchronization, whatever main returns (NAS DT
+ * returns 1 on every PE, and a PE with no work leaves at once while the
+ * others compute). After shmem_init, status 0 (a forgotten finalize) is
+ * finalized the same way; any other status is an error exit of this PE
+ * alone: the finalize sync would wait for the others, who may be anywhere
+ * (waiting for a flag this PE never sets: the job hangs), and it would even
+ * complete a shmem_barrier_all they are waiting in, letting them past a
+ * barrier this PE never reached. Instead the job ends through the launcher
+ * with this status and says why, as shmem_global_exit does. A job of one
+ * PE is finalized either way. exit() flushes stdio only after these
+ * handlers. */
 static void at_exit(int status, void *arg)
 {
     (void)arg;
     if (lshm.init_count <= 0 || lshm.exiting)
         return;
-    if (status != 0 && lshm.npes > 1 && lshm.boot) {
+    if (status != 0 && lshm.npes > 1 && lshm.boot && !lshm.start_pes) {
         char msg[128];
         lshm.exiting = true;
         fflush(NULL);
@@ -99,6 +104,7 @@ static void at_exit(int status, void *arg)
     }
     fflush(NULL); /* before the collective wait: a PE killed in it (another
                      PE's error exit) keeps what it printed */
+    lshm.exit_status = status; /* a long wait in that sync says why (chan.c) */
     lshm.init_count = 1;
     pshmem_finalize();
 }

@@ -81,6 +81,7 @@ typedef struct lshm_state {
     bool finalized;          /* shmem_finalize ran (a later init is refused) */
     bool start_pes;          /* initialized by start_pes: finalize at exit */
     bool exiting;            /* global_exit in progress */
+    int exit_status;         /* nonzero: a start_pes PE in its implicit finalize, leaving with it */
     int me, npes;
     int thread_level;
     bool debug;              /* SHMEM_DEBUG: argument agreement checks, notes */
