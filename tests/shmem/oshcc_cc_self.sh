@@ -2,7 +2,8 @@
 # locus-oshcc (and locus-oshc++) with CC (CXX) naming the wrapper itself, as
 # `make CC=locus-oshcc` leaves it in the recipes' environment: the wrapper
 # must compile with the plain compiler, not call itself until the argument
-# list overflows. Also through a symlink to the wrapper, and -show prints cc.
+# list overflows. Also through a symlink to the wrapper, and -show prints cc;
+# a CC of several words is split as make splits it.
 # usage: oshcc_cc_self.sh <build dir> <a C program>
 set -eu
 b=$1 prog=$2
@@ -22,4 +23,12 @@ case $show in c++\ *) ;; *) fail "-show with CXX=locus-oshc++ printed: $show" ;;
 # a CC that is another compiler is still honoured
 show=$(CC=gcc "$w" -show x.c)
 case $show in gcc\ *) ;; *) fail "-show with CC=gcc printed: $show" ;; esac
+# a CC of several words, as make splits $(CC): a compiler with flags, a
+# launcher before the compiler (ccache gcc); both used to fail "not found"
+CC="gcc -std=gnu11" timeout 60 "$w" -o "$tmp/d" "$prog" || fail "CC='gcc -std=gnu11' (status $?)"
+CC="env gcc" timeout 60 "$w" -o "$tmp/e" "$prog" || fail "CC='env gcc' (status $?)"
+show=$(CC="gcc -std=gnu11" "$w" -show x.c)
+case $show in "gcc -std=gnu11 "*) ;; *) fail "-show with CC='gcc -std=gnu11' printed: $show" ;; esac
+show=$(CC="$w -DX=1" "$w" -show x.c)
+case $show in cc\ *) ;; *) fail "-show with CC='locus-oshcc -DX=1' printed: $show" ;; esac
 echo "oshcc_cc_self: 1 passed, 0 failed"
