@@ -104,7 +104,7 @@ static locus_status_t reserve(struct locus_heap *h, heap_kind_t k)
     int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED;
     if (h->hugetlb)
         flags |= MAP_HUGETLB | (k.page == (1ull << 30) ? 30 : 21) << MAP_HUGE_SHIFT;
-    else
+    else if (h->populate != LOCUS_POPULATE_RESERVE) /* reserve: commit-accounted now, faulted later */
         flags |= MAP_NORESERVE;
     h->base = base;
     if (mmap(base, h->size, PROT_READ | PROT_WRITE, flags, -1, 0) == MAP_FAILED) {

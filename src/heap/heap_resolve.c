@@ -217,6 +217,16 @@ locus_heap_populate_t heap_resolve_populate(struct locus_heap *h, const locus_he
 {
     if (a->policy == LOCUS_HEAP_FIRSTTOUCH)
         return h->shared ? LOCUS_POPULATE_RESERVE : LOCUS_POPULATE_AUTO;
+    /* A private heap has no file to fallocate: reserve, when asked for, maps
+     * it under its policy and faults nothing (a job's only process: nobody
+     * maps or registers it). The kernel's commit accounting (no
+     * MAP_NORESERVE), or for hugetlb the pool's reservation at mmap, stands
+     * in for fallocate; auto stays eager. */
+    if (!h->shared && a->populate == LOCUS_POPULATE_RESERVE) {
+        lc_note(&h->notes, "populate reserve on a private heap: mapped under the %s policy, each page allocated "
+                "and zeroed at its first touch", locus_heap_policy_name(a->policy));
+        return LOCUS_POPULATE_RESERVE;
+    }
     const char *why = !h->shared ? "a private heap has no file to fallocate"
                       : h->hugetlb ? "hugetlbfs clears every page inside fallocate, on one thread"
                                    : NULL;

@@ -327,6 +327,41 @@ TEST_F(Heap, FirstTouchUnfaultedUntilTouched)
     locus_heap_destroy(h);
 }
 
+// Reserve on a private heap (no file to fallocate): mapped under its
+// policy, nothing faulted at create; pages come at their first touch, on
+// the policy's nodes, and auto stays eager for a private heap.
+TEST_F(Heap, PrivateReserveFaultsNothingUntilTouched)
+{
+    a.policy = LOCUS_HEAP_INTERLEAVE;
+    a.pages = LOCUS_PAGES_4K;
+    a.populate = LOCUS_POPULATE_RESERVE;
+    locus_heap_t *h;
+    ASSERT_EQ(locus_heap_create(&a, topo, &h), LOCUS_OK) << locus_last_error();
+    locus_heap_stats_t s;
+    locus_heap_stats(h, &s);
+    EXPECT_EQ(s.populate, LOCUS_POPULATE_RESERVE) << s.notes;
+    EXPECT_EQ(s.threads, 0);
+    EXPECT_EQ(s.resident_bytes, 0u);
+    EXPECT_TRUE(has(s.notes, "populate reserve on a private heap")) << s.notes;
+    char *p = (char *)locus_heap_base(h);
+    memset(p, 1, 16 * MiB);
+    ASSERT_EQ(locus_heap_verify(h, LOCUS_VERIFY_ALL), LOCUS_OK) << locus_last_error();
+    locus_heap_stats(h, &s);
+    EXPECT_EQ(s.resident_bytes, 16 * MiB);
+    uint64_t on_nodes = 0;
+    for (int i = 0; i < s.num_nodes; i++)
+        on_nodes += s.node_units[i];
+    EXPECT_EQ(on_nodes, 4096u);
+    locus_heap_destroy(h);
+
+    a.populate = LOCUS_POPULATE_AUTO;
+    ASSERT_EQ(locus_heap_create(&a, topo, &h), LOCUS_OK) << locus_last_error();
+    locus_heap_stats(h, &s);
+    EXPECT_EQ(s.populate, LOCUS_POPULATE_EAGER) << s.notes;
+    EXPECT_EQ(s.resident_bytes, 64 * MiB);
+    locus_heap_destroy(h);
+}
+
 TEST_F(Heap, PoliciesThreadsAndChunksAllFaultEverything)
 {
     struct { const char *pol; int threads; uint64_t chunk; } cases[] = {

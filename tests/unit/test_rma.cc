@@ -342,6 +342,30 @@ TEST(RmaJob, SharedHeapIsReservedByDefault)
         EXPECT_EQ(codes[r], 0) << "rank " << r << ": " << s[r].msg << " (10: not reserve, 11: notes)";
 }
 
+// A job of one process: nobody maps or registers its private heap, so it is
+// reserved too (nothing faulted at init), where it used to be faulted in
+// whole (a 1-PE OpenSHMEM no-op with a 4 GiB heap took 4.4 s).
+TEST(RmaJob, LoneProcessHeapIsReservedByDefault)
+{
+    const int n = 1;
+    Shared s(n);
+    Job j(n);
+    auto codes = run_ranks(
+        n,
+        [&](int rank) {
+            return rank_main(j, rank, n, s[rank], nullptr, [&](locus_rma_t *r) {
+                locus_heap_stats_t hs;
+                if (locus_heap_stats(r->heap, &hs) || hs.populate != LOCUS_POPULATE_RESERVE)
+                    return 10;
+                if (hs.resident_bytes > (4u << 20)) // the control block at most
+                    return 11;
+                return has(locus_rma_notes(r), "heap populate: reserve (private") ? 0 : 12;
+            });
+        },
+        {}, j.hub);
+    EXPECT_EQ(codes[0], 0) << s[0].msg << " (10: not reserve, 11: faulted in, 12: notes)";
+}
+
 // One process cannot have its heap: every process's init fails naming it,
 // nothing is left.
 TEST(RmaJob, OneFailingHeapFailsEveryInitNamingTheRank)
