@@ -76,6 +76,25 @@ protected:
         EXPECT_EQ(big_mappings(32 * MiB), before);
         EXPECT_EQ(strchr(locus_last_error(), '\n'), nullptr) << "one line";
     }
+    // Creation must succeed; the new heap's stats into s.
+    locus_heap_t *create_ok(locus_heap_stats_t &s)
+    {
+        locus_heap_t *h = nullptr;
+        EXPECT_EQ(locus_heap_create(&a, topo, &h), LOCUS_OK) << locus_last_error();
+        if (h)
+            locus_heap_stats(h, &s);
+        return h;
+    }
+    // After a full verify: the heap's stats into s, and the units found on nodes.
+    static uint64_t verified_units(locus_heap_t *h, locus_heap_stats_t &s)
+    {
+        EXPECT_EQ(locus_heap_verify(h, LOCUS_VERIFY_ALL), LOCUS_OK) << locus_last_error();
+        locus_heap_stats(h, &s);
+        uint64_t on_nodes = 0;
+        for (int i = 0; i < s.num_nodes; i++)
+            on_nodes += s.node_units[i];
+        return on_nodes;
+    }
     locus_topo_t *topo = nullptr;
     locus_heap_attr_t a;
 };
@@ -303,10 +322,9 @@ TEST_F(Heap, FirstTouchUnfaultedUntilTouched)
 {
     a.policy = LOCUS_HEAP_FIRSTTOUCH;
     a.pages = LOCUS_PAGES_4K;
-    locus_heap_t *h;
-    ASSERT_EQ(locus_heap_create(&a, topo, &h), LOCUS_OK) << locus_last_error();
     locus_heap_stats_t s;
-    locus_heap_stats(h, &s);
+    locus_heap_t *h = create_ok(s);
+    ASSERT_NE(h, nullptr);
     EXPECT_EQ(s.threads, 0);
     EXPECT_EQ(s.resident_bytes, 0u);
     EXPECT_EQ(s.not_faulted, 16384u);
@@ -315,13 +333,8 @@ TEST_F(Heap, FirstTouchUnfaultedUntilTouched)
         p[off] = 1;
     volatile char sink = p[48 * MiB];  // a read maps the zero page: not resident
     (void)sink;
-    ASSERT_EQ(locus_heap_verify(h, LOCUS_VERIFY_ALL), LOCUS_OK);
-    locus_heap_stats(h, &s);
+    EXPECT_EQ(verified_units(h, s), 8192u);
     EXPECT_EQ(s.resident_bytes, 32 * MiB);
-    uint64_t on_nodes = 0;
-    for (int i = 0; i < s.num_nodes; i++)
-        on_nodes += s.node_units[i];
-    EXPECT_EQ(on_nodes, 8192u);
     EXPECT_EQ(s.zero_page, 1u);      // the page only read
     EXPECT_EQ(s.not_faulted, 8192u); // the untouched half, that page included
     locus_heap_destroy(h);
@@ -335,28 +348,21 @@ TEST_F(Heap, PrivateReserveFaultsNothingUntilTouched)
     a.policy = LOCUS_HEAP_INTERLEAVE;
     a.pages = LOCUS_PAGES_4K;
     a.populate = LOCUS_POPULATE_RESERVE;
-    locus_heap_t *h;
-    ASSERT_EQ(locus_heap_create(&a, topo, &h), LOCUS_OK) << locus_last_error();
     locus_heap_stats_t s;
-    locus_heap_stats(h, &s);
+    locus_heap_t *h = create_ok(s);
+    ASSERT_NE(h, nullptr);
     EXPECT_EQ(s.populate, LOCUS_POPULATE_RESERVE) << s.notes;
     EXPECT_EQ(s.threads, 0);
     EXPECT_EQ(s.resident_bytes, 0u);
     EXPECT_TRUE(has(s.notes, "populate reserve on a private heap")) << s.notes;
     char *p = (char *)locus_heap_base(h);
     memset(p, 1, 16 * MiB);
-    ASSERT_EQ(locus_heap_verify(h, LOCUS_VERIFY_ALL), LOCUS_OK) << locus_last_error();
-    locus_heap_stats(h, &s);
+    EXPECT_EQ(verified_units(h, s), 4096u);
     EXPECT_EQ(s.resident_bytes, 16 * MiB);
-    uint64_t on_nodes = 0;
-    for (int i = 0; i < s.num_nodes; i++)
-        on_nodes += s.node_units[i];
-    EXPECT_EQ(on_nodes, 4096u);
     locus_heap_destroy(h);
 
     a.populate = LOCUS_POPULATE_AUTO;
-    ASSERT_EQ(locus_heap_create(&a, topo, &h), LOCUS_OK) << locus_last_error();
-    locus_heap_stats(h, &s);
+    ASSERT_NE(h = create_ok(s), nullptr);
     EXPECT_EQ(s.populate, LOCUS_POPULATE_EAGER) << s.notes;
     EXPECT_EQ(s.resident_bytes, 64 * MiB);
     locus_heap_destroy(h);
