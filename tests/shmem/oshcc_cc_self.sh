@@ -29,6 +29,10 @@ CC="gcc -std=gnu11" timeout 60 "$w" -o "$tmp/d" "$prog" || fail "CC='gcc -std=gn
 CC="env gcc" timeout 60 "$w" -o "$tmp/e" "$prog" || fail "CC='env gcc' (status $?)"
 show=$(CC="gcc -std=gnu11" "$w" -show x.c)
 case $show in "gcc -std=gnu11 "*) ;; *) fail "-show with CC='gcc -std=gnu11' printed: $show" ;; esac
-show=$(CC="$w -DX=1" "$w" -show x.c)
+show=$(CC="$tmp/mycc -DX=1" "$w" -show x.c)
 case $show in cc\ *) ;; *) fail "-show with CC='locus-oshcc -DX=1' printed: $show" ;; esac
+# a CC naming a program whose path holds a space stays one word
+mkdir "$tmp/with space"
+ln -s "$(command -v gcc)" "$tmp/with space/gcc"
+CC="$tmp/with space/gcc" timeout 60 "$w" -o "$tmp/f" "$prog" || fail "CC='.../with space/gcc' (status $?)"
 echo "oshcc_cc_self: 1 passed, 0 failed"
