@@ -77,7 +77,8 @@ static locus_status_t create_heap(locus_rma_t *r, bool shared)
     /* the job's only process: nobody maps or registers its private heap, so
      * its pages come at their first touch, as a shared heap's do (reserve);
      * an eager fault-in made a 1-PE OpenSHMEM no-op with a 4 GiB heap take
-     * 4.4 s to start and exit, against 0.05 s at 2 PEs */
+     * 0.12 s to start and exit (4.6 s on memory the VM's host had to back
+     * again), against 0.01 s reserved (research/LOG.md 2026-11-29 13:10) */
     else if (!shared && ha.populate == LOCUS_POPULATE_AUTO)
         ha.populate = LOCUS_POPULATE_RESERVE;
     /* One topology load for both the heap and the copy selector, built now
