@@ -202,9 +202,12 @@ locus_status_t heap_resolve_kind_shared(struct locus_heap *h, const locus_heap_a
  * file instead: every page allocated and charged now (a shortage fails
  * create, not a later touch), zeroed by the first touch right before the
  * program's own write, so init does not pay for zeroes a program overwrites
- * anyway, nor for memory it never uses (docs/ARCHITECTURE.md, heap). It needs a tmpfs
- * file: a private heap has none, and hugetlbfs clears every page inside
- * fallocate, on one thread. auto takes reserve where the kernel puts a
+ * anyway, nor for memory it never uses (docs/ARCHITECTURE.md, heap). A
+ * private heap has no file: reserve, asked for (rma does for a job's only
+ * process), maps it under its policy and faults nothing, the kernel's
+ * commit accounting (no MAP_NORESERVE) or hugetlb's reservation at mmap
+ * standing in for fallocate; auto faults it in. hugetlbfs clears every page
+ * inside fallocate, on one thread: eager. auto takes reserve where the kernel puts a
  * fallocated page where the fault-in would have: not local/bind over
  * several nodes (there each block goes to its faulting thread's node, one
  * fallocating thread would put it all on its own); and only on our private
@@ -217,22 +220,17 @@ locus_heap_populate_t heap_resolve_populate(struct locus_heap *h, const locus_he
 {
     if (a->policy == LOCUS_HEAP_FIRSTTOUCH)
         return h->shared ? LOCUS_POPULATE_RESERVE : LOCUS_POPULATE_AUTO;
-    /* A private heap has no file to fallocate: reserve, when asked for, maps
-     * it under its policy and faults nothing (a job's only process: nobody
-     * maps or registers it). The kernel's commit accounting (no
-     * MAP_NORESERVE), or for hugetlb the pool's reservation at mmap, stands
-     * in for fallocate; auto stays eager. */
-    if (!h->shared && a->populate == LOCUS_POPULATE_RESERVE) {
+    if (!h->shared) {
+        if (a->populate != LOCUS_POPULATE_RESERVE)
+            return LOCUS_POPULATE_EAGER;
         lc_note(&h->notes, "populate reserve on a private heap: mapped under the %s policy, each page allocated "
                 "and zeroed at its first touch", locus_heap_policy_name(a->policy));
         return LOCUS_POPULATE_RESERVE;
     }
-    const char *why = !h->shared ? "a private heap has no file to fallocate"
-                      : h->hugetlb ? "hugetlbfs clears every page inside fallocate, on one thread"
-                                   : NULL;
-    if (why) {
+    if (h->hugetlb) {
         if (a->populate == LOCUS_POPULATE_RESERVE)
-            lc_note(&h->notes, "populate reserve: eager fault-in instead (%s)", why);
+            lc_note(&h->notes, "populate reserve: eager fault-in instead (hugetlbfs clears every page inside "
+                    "fallocate, on one thread)");
         return LOCUS_POPULATE_EAGER;
     }
     if (a->populate != LOCUS_POPULATE_AUTO)
