@@ -141,7 +141,11 @@ typedef struct {
 #define _LSHM_AMO_EXT_TYPES(X) _LSHM_AMO_STD_TYPES(X) X(float, float) X(double, double)
 #define _LSHM_AMO_BIT_TYPES(X)                                                                     \
     X(unsigned int, uint) X(unsigned long, ulong) X(unsigned long long, ulonglong) X(int32_t, int32) \
-    X(int64_t, int64) X(uint32_t, uint32) X(uint64_t, uint64)
+    X(int64_t, int64) X(uint32_t, uint32) X(uint64_t, uint64) _LSHM_AMO_BIT_SIGNED_TYPES(X)
+/* Not in 1.5's bitwise table: int, long and long long. Open MPI and OSSS
+ * have them (and Open MPI's generics take them), so programs written for
+ * those call shmem_int_atomic_and and the like; an extension, like theirs. */
+#define _LSHM_AMO_BIT_SIGNED_TYPES(X) X(int, int) X(long, long) X(long long, longlong)
 
 /* Point-to-point synchronization types (1.5), and the deprecated ones. */
 #define _LSHM_P2P_TYPES(X)                                                                         \
@@ -565,12 +569,13 @@ void shmem_generic_interface_argument_type_not_supported(void);
              default: _LSHM_NOTYPE)
 #define _LSHM_BY_VALUE_BIT(v, pre, suf)                                                            \
     _Generic((v), unsigned int: pre##uint##suf, unsigned long: pre##ulong##suf,                    \
-             unsigned long long: pre##ulonglong##suf, int: pre##int32##suf, long: pre##int64##suf, \
-             default: _LSHM_NOTYPE)
+             unsigned long long: pre##ulonglong##suf, int: pre##int##suf, long: pre##long##suf,   \
+             long long: pre##longlong##suf, default: _LSHM_NOTYPE)
 #define _LSHM_BY_PTR_BIT(p, pre, suf)                                                              \
     _Generic((p), _LSHM_PB(unsigned int, pre##uint##suf), _LSHM_PB(unsigned long, pre##ulong##suf), \
-             _LSHM_PB(unsigned long long, pre##ulonglong##suf), _LSHM_PB(int, pre##int32##suf),    \
-             _LSHM_PB(long, pre##int64##suf), default: _LSHM_NOTYPE)
+             _LSHM_PB(unsigned long long, pre##ulonglong##suf), _LSHM_PB(int, pre##int##suf),      \
+             _LSHM_PB(long, pre##long##suf), _LSHM_PB(long long, pre##longlong##suf),              \
+             default: _LSHM_NOTYPE)
 
 /* The first argument decides: a context (then the element type comes from
  * the second argument, a pointer) or the first pointer itself. */

@@ -84,9 +84,22 @@ RMA(short, short)
             (void)shmem_atomic_fetch_add(&w[1], 1, 0);                                      \
             (void)shmem_atomic_fetch_inc(&w[1], 0);                                         \
         }                                                                                   \
+        /* bitwise: every PE sets its bit on PE 0 (int, long, long long through \
+         * the extension Open MPI's generics have too) */                                \
+        if (use_ctx) {                                                                      \
+            shmem_atomic_or(ctx, &w[3], (TYPE)1 << (me % 30), 0);                           \
+            shmem_atomic_xor(ctx, &w[3], (TYPE)1 << 30, 0);                                 \
+            shmem_ctx_quiet(ctx);                                                           \
+        } else {                                                                            \
+            shmem_atomic_or(&w[3], (TYPE)1 << (me % 30), 0);                                \
+            shmem_atomic_xor(&w[3], (TYPE)1 << 30, 0);                                      \
+        }                                                                                   \
         shmem_barrier_all();                                                                \
+        TYPE bits = (TYPE)((npes % 2) ? (TYPE)1 << 30 : 0);                                 \
+        for (int pe = 0; pe < npes; pe++)                                                   \
+            bits |= (TYPE)1 << (pe % 30);                                                   \
         if (me == 0)                                                                        \
-            bad += w[0] != (TYPE)(3 * npes) || w[1] != (TYPE)(2 * npes);                    \
+            bad += w[0] != (TYPE)(3 * npes) || w[1] != (TYPE)(2 * npes) || w[3] != bits;    \
         shmem_atomic_set(&w[2], (TYPE)(me + 1), me);                                        \
         bad += shmem_atomic_fetch(&w[2], me) != (TYPE)(me + 1);                             \
         bad += shmem_atomic_swap(&w[2], 5, me) != (TYPE)(me + 1);                           \

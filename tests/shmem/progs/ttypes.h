@@ -66,7 +66,8 @@
     X(float, float)        \
     X(double, double)
 
-/* Bitwise AMO types. */
+/* Bitwise AMO types: 1.5's table, then int, long and long long (an
+ * extension Open MPI 4.1 and OSSS have too; locus has it for their programs). */
 #define T_AMO_BIT_TYPES(X)        \
     X(unsigned int, uint)         \
     X(unsigned long, ulong)       \
@@ -74,7 +75,10 @@
     X(int32_t, int32)             \
     X(int64_t, int64)             \
     X(uint32_t, uint32)           \
-    X(uint64_t, uint64)
+    X(uint64_t, uint64)           \
+    X(int, int)                   \
+    X(long, long)                 \
+    X(long long, longlong)
 
 /* Point-to-point synchronization types (1.5). */
 #define T_P2P_TYPES(X)            \
