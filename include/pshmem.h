@@ -14,6 +14,7 @@
 #define LOCUS_PSHMEM_H
 
 #include <shmem.h>
+#include <shmemx.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -21,6 +22,14 @@ extern "C" {
 
 #define _LSHM_P(name) __typeof__(name) p##name;
 #define _LSHM_P_CTX(name) _LSHM_P(shmem_##name) _LSHM_P(shmem_ctx_##name)
+/* In C++, shmem_cxx.h overloads shmem_swap, shmem_wait, shmem_wait_until and
+ * shmem_sync, so there their p-forms take the type of a typed twin (the same
+ * C routine type); C (and the shmem.pshmem test) sees __typeof__ the name. */
+#if defined(__cplusplus) && !defined(LSHM_NO_GENERICS)
+#define _LSHM_P_OVL(name, twin) __typeof__(twin) p##name;
+#else
+#define _LSHM_P_OVL(name, twin) _LSHM_P(name)
+#endif
 
 /* setup, query, memory, teams, contexts */
 _LSHM_P(shmem_init) _LSHM_P(shmem_init_thread) _LSHM_P(shmem_query_thread) _LSHM_P(shmem_finalize)
@@ -70,7 +79,8 @@ _LSHM_AMO_BIT_TYPES(_LSHM_P_AMO_BIT)
     _LSHM_P(shmem_##N##_cswap) _LSHM_P(shmem_##N##_swap) _LSHM_P(shmem_##N##_fetch) _LSHM_P(shmem_##N##_set)
 _LSHM_P_AMO_OLD(int) _LSHM_P_AMO_OLD(long) _LSHM_P_AMO_OLD(longlong)
 _LSHM_P(shmem_float_swap) _LSHM_P(shmem_float_fetch) _LSHM_P(shmem_float_set)
-_LSHM_P(shmem_double_swap) _LSHM_P(shmem_double_fetch) _LSHM_P(shmem_double_set) _LSHM_P(shmem_swap)
+_LSHM_P(shmem_double_swap) _LSHM_P(shmem_double_fetch) _LSHM_P(shmem_double_set)
+_LSHM_P_OVL(shmem_swap, shmem_long_swap)
 
 /* point-to-point synchronization */
 #define _LSHM_P_P2P(T, N)                                                                          \
@@ -83,7 +93,7 @@ _LSHM_P(shmem_double_swap) _LSHM_P(shmem_double_fetch) _LSHM_P(shmem_double_set)
 _LSHM_P2P_TYPES(_LSHM_P_P2P)
 _LSHM_P2P_OLD_TYPES(_LSHM_P_P2P)
 _LSHM_P(shmem_short_wait) _LSHM_P(shmem_int_wait) _LSHM_P(shmem_long_wait) _LSHM_P(shmem_longlong_wait)
-_LSHM_P(shmem_wait) _LSHM_P(shmem_wait_until)
+_LSHM_P_OVL(shmem_wait, shmem_long_wait) _LSHM_P_OVL(shmem_wait_until, shmem_long_wait_until)
 
 /* ordering, locks */
 _LSHM_P_CTX(fence) _LSHM_P_CTX(quiet)
@@ -91,7 +101,7 @@ _LSHM_P(shmem_set_lock) _LSHM_P(shmem_clear_lock) _LSHM_P(shmem_test_lock)
 
 /* collectives: barriers, team and active-set forms, reductions */
 _LSHM_P(shmem_barrier_all) _LSHM_P(shmem_sync_all) _LSHM_P(shmem_team_sync) _LSHM_P(shmem_barrier)
-_LSHM_P(shmem_sync)
+_LSHM_P_OVL(shmem_sync, shmem_barrier)
 #define _LSHM_P_COLL(T, N)                                                                         \
     _LSHM_P(shmem_##N##_broadcast) _LSHM_P(shmem_##N##_collect) _LSHM_P(shmem_##N##_fcollect)      \
     _LSHM_P(shmem_##N##_alltoall) _LSHM_P(shmem_##N##_alltoalls)
@@ -102,6 +112,7 @@ _LSHM_P(shmem_alltoallsmem)
 #define _LSHM_P_RED_MM(T, N) _LSHM_P(shmem_##N##_max_reduce) _LSHM_P(shmem_##N##_min_reduce)
 #define _LSHM_P_RED_AR(T, N) _LSHM_P(shmem_##N##_sum_reduce) _LSHM_P(shmem_##N##_prod_reduce)
 _LSHM_RED_BIT_TYPES(_LSHM_P_RED_BIT)
+_LSHM_RED_BIT_SIGNED_TYPES(_LSHM_P_RED_BIT)
 _LSHM_RED_MINMAX_TYPES(_LSHM_P_RED_MM)
 _LSHM_RED_ARITH_TYPES(_LSHM_P_RED_AR)
 #define _LSHM_P_ASET(B, U)                                                                         \
@@ -122,6 +133,9 @@ _LSHM_P(shmemalign)
 __typeof__(globalexit) pglobalexit _LSHM_NORETURN;
 _LSHM_P(shmem_clear_cache_inv) _LSHM_P(shmem_set_cache_inv) _LSHM_P(shmem_clear_cache_line_inv)
 _LSHM_P(shmem_set_cache_line_inv) _LSHM_P(shmem_udcflush) _LSHM_P(shmem_udcflush_line)
+
+/* <shmemx.h> extensions */
+_LSHM_P(shmemx_wtime)
 
 #ifdef __cplusplus
 }

@@ -174,8 +174,10 @@ typedef struct {
 #define _LSHM_RED_ARITH_TYPES(X) _LSHM_RED_MINMAX_TYPES(X)
 #endif
 
-/* Active-set reductions (deprecated TYPE_OP_to_all). */
+/* Active-set reductions (deprecated TYPE_OP_to_all); the signed types are
+ * also those of the team bitwise reductions' extension. */
 #define _LSHM_TOALL_BIT_TYPES(X) X(short, short) X(int, int) X(long, long) X(long long, longlong)
+#define _LSHM_RED_BIT_SIGNED_TYPES(X) _LSHM_TOALL_BIT_TYPES(X)
 #define _LSHM_TOALL_MINMAX_TYPES(X)                                                                \
     _LSHM_TOALL_BIT_TYPES(X) X(float, float) X(double, double) X(long double, longdouble)
 #if !defined(__cplusplus)
@@ -462,6 +464,10 @@ int shmem_alltoallsmem(shmem_team_t team, void *dest, const void *source, ptrdif
 #define _LSHM_DECL_RED_MM(T, N) _LSHM_DECL_RED(T, N, max) _LSHM_DECL_RED(T, N, min)
 #define _LSHM_DECL_RED_AR(T, N) _LSHM_DECL_RED(T, N, sum) _LSHM_DECL_RED(T, N, prod)
 _LSHM_RED_BIT_TYPES(_LSHM_DECL_RED_BIT)
+/* Not in 1.5's table: and/or/xor reductions on short, int, long and long
+ * long. Sandia OpenSHMEM and Open MPI 5 have them and programs call them
+ * (shmem_int_and_reduce); an extension, like theirs. */
+_LSHM_RED_BIT_SIGNED_TYPES(_LSHM_DECL_RED_BIT)
 _LSHM_RED_MINMAX_TYPES(_LSHM_DECL_RED_MM)
 _LSHM_RED_ARITH_TYPES(_LSHM_DECL_RED_AR)
 
@@ -510,6 +516,10 @@ void shmem_udcflush_line(void *dest);
 
 #ifdef __cplusplus
 }
+/* C++: overloads of the generic names (the C11 interfaces' counterpart). */
+#if !defined(LSHM_NO_GENERICS)
+#include "shmem_cxx.h"
+#endif
 #endif
 
 /* ---------------------------------------------------------------- C11 generics */
@@ -636,6 +646,10 @@ void shmem_generic_interface_argument_type_not_supported(void);
              unsigned long: pre##ulong##suf, unsigned long long: pre##ulonglong##suf,              \
              default: _LSHM_NOTYPE)
 #define shmem_wait_until(ivar, ...) _LSHM_BY_VALUE_P2P(*(ivar), shmem_, _wait_until)(ivar, __VA_ARGS__)
+/* deprecated shmem_wait: the types that have a typed wait (OSSS's generic) */
+#define shmem_wait(ivar, value)                                                                    \
+    _Generic(*(ivar), short: shmem_short_wait, int: shmem_int_wait, long: shmem_long_wait,         \
+             long long: shmem_longlong_wait, default: _LSHM_NOTYPE)(ivar, value)
 #define shmem_test(ivar, ...) _LSHM_BY_VALUE_P2P(*(ivar), shmem_, _test)(ivar, __VA_ARGS__)
 #define shmem_wait_until_all(ivars, ...) _LSHM_BY_VALUE_P2P(*(ivars), shmem_, _wait_until_all)(ivars, __VA_ARGS__)
 #define shmem_wait_until_any(ivars, ...) _LSHM_BY_VALUE_P2P(*(ivars), shmem_, _wait_until_any)(ivars, __VA_ARGS__)
@@ -662,8 +676,8 @@ void shmem_generic_interface_argument_type_not_supported(void);
     _Generic((v), unsigned char: shmem_uchar##suf, unsigned short: shmem_ushort##suf,             \
              unsigned int: shmem_uint##suf, unsigned long: shmem_ulong##suf,                      \
              unsigned long long: shmem_ulonglong##suf, signed char: shmem_int8##suf,               \
-             short: shmem_int16##suf, int: shmem_int32##suf, long: shmem_int64##suf,               \
-             default: _LSHM_NOTYPE)
+             short: shmem_short##suf, int: shmem_int##suf, long: shmem_long##suf,                  \
+             long long: shmem_longlong##suf, default: _LSHM_NOTYPE)
 #define _LSHM_BY_VALUE_REDNUM(v, suf)                                                              \
     _Generic((v), char: shmem_char##suf, signed char: shmem_schar##suf, short: shmem_short##suf,   \
              int: shmem_int##suf, long: shmem_long##suf, long long: shmem_longlong##suf,           \

@@ -35,7 +35,7 @@ endforeach()
 configure_file(${CMAKE_SOURCE_DIR}/cmake/locus-shmem.pc.in ${CMAKE_BINARY_DIR}/locus-shmem.pc @ONLY)
 
 install(TARGETS locus_shmem EXPORT locusTargets LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
-install(FILES ${CMAKE_SOURCE_DIR}/include/shmem.h ${CMAKE_SOURCE_DIR}/include/shmemx.h
+install(FILES ${CMAKE_SOURCE_DIR}/include/shmem.h ${CMAKE_SOURCE_DIR}/include/shmem_cxx.h ${CMAKE_SOURCE_DIR}/include/shmemx.h
   ${CMAKE_SOURCE_DIR}/include/pshmem.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/locus-shmem)
 install(FILES ${CMAKE_SOURCE_DIR}/include/mpp/shmem.h ${CMAKE_SOURCE_DIR}/include/mpp/shmemx.h
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/locus-shmem/mpp)
@@ -51,6 +51,10 @@ if(BUILD_TESTING)
   add_test(NAME shmem.pshmem COMMAND ${CMAKE_COMMAND} -DNM=${CMAKE_NM} -DSHMEM=$<TARGET_FILE:locus_shmem>
     -DCC=${CMAKE_C_COMPILER} -DINCLUDE=${CMAKE_SOURCE_DIR}/include -P ${CMAKE_SOURCE_DIR}/cmake/check_pshmem.cmake)
   set_tests_properties(shmem.pshmem PROPERTIES LABELS "unit;shmem" TIMEOUT 60)
+  # the headers from C++ (overloads of the generic names, pshmem.h) under -pedantic -Werror
+  add_test(NAME shmem.headers_cxx COMMAND sh ${CMAKE_SOURCE_DIR}/tests/shmem/headers_cxx.sh
+    ${CMAKE_CXX_COMPILER} ${CMAKE_SOURCE_DIR}/include)
+  set_tests_properties(shmem.headers_cxx PROPERTIES LABELS "unit;shmem" TIMEOUT 120)
   # a --prefix install: locus-oshcc and pkg-config build a program that runs under locus run
   add_test(NAME shmem_install_prefix COMMAND sh ${CMAKE_SOURCE_DIR}/tests/shmem/install_check.sh
     ${CMAKE_COMMAND} ${CMAKE_BINARY_DIR} ${CMAKE_SOURCE_DIR}/tests/shmem/progs/setup.c)

@@ -153,6 +153,8 @@ static void small_b2b(shmem_team_t team, const char *tn)
 #define RED_ARF(T, N) RED(T, N, sum, 0, acc + v) RED(T, N, prod, 1, acc * v)
 
 RED_BIT(unsigned char, uchar) RED_BIT(unsigned int, uint) RED_BIT(int64_t, int64) RED_BIT(size_t, size)
+/* the extension on signed types (Sandia OpenSHMEM and Open MPI 5 have it too) */
+RED_BIT(short, short) RED_BIT(int, int) RED_BIT(long long, longlong)
 RED_MM(char, char) RED_MM(short, short) RED_MM(long, long) RED_MM(uint32_t, uint32) RED_MM(double, double)
 RED_MM(ptrdiff_t, ptrdiff)
 RED_ARF(int, int) RED_ARF(unsigned long long, ulonglong) RED_ARF(float, float) RED_ARF(long double, longdouble)
@@ -181,6 +183,10 @@ static void reductions(shmem_team_t team, const char *tn)
               red_uint_or(team) + red_uint_xor(team) + red_int64_and(team) + red_int64_or(team) +
               red_int64_xor(team) + red_size_and(team) + red_size_or(team) + red_size_xor(team);
     CHECK(!bad, "%s and/or/xor: %d wrong", tn, bad);
+    bad = red_short_and(team) + red_short_or(team) + red_short_xor(team) + red_int_and(team) +
+          red_int_or(team) + red_int_xor(team) + red_longlong_and(team) + red_longlong_or(team) +
+          red_longlong_xor(team);
+    CHECK(!bad, "%s and/or/xor on signed types: %d wrong", tn, bad);
     bad = red_char_max(team) + red_char_min(team) + red_short_max(team) + red_short_min(team) +
           red_long_max(team) + red_long_min(team) + red_uint32_max(team) + red_uint32_min(team) +
           red_double_max(team) + red_double_min(team) + red_ptrdiff_max(team) + red_ptrdiff_min(team);
@@ -204,6 +210,17 @@ static void reductions(shmem_team_t team, const char *tn)
     shmem_broadcast(team, d, s, 4, 0);
     for (int k = 0; k < 4; k++)
         bad += d[k] != k;
+    long long *ls = shmem_malloc(sizeof(long long)), *ld2 = shmem_malloc(sizeof(long long));
+    *ls = 1LL << (shmem_team_my_pe(team) % 40);
+    shmem_sync(team);
+    shmem_or_reduce(team, ld2, ls, 1); /* long long: the generic of the extension */
+    long long want = 0;
+    for (int m = 0; m < n; m++)
+        want |= 1LL << (m % 40);
+    bad += *ld2 != want;
+    shmem_sync(team);
+    shmem_free(ld2);
+    shmem_free(ls);
     CHECK(!bad, "%s generic reduce/broadcast: %d wrong", tn, bad);
     shmem_sync(team);
     shmem_free(d);

@@ -92,9 +92,28 @@ TEST_TYPE(size_t, size, atomic_set)
 TEST_TYPE(short, short, p)
 TEST_TYPE(unsigned short, ushort, p)
 
+/* The deprecated generic shmem_wait on the types with a typed wait (OSSS's
+ * generic; the untyped C routine takes long only): wait while *ivar == v. */
+#define WAIT_GEN(T)                                                                                \
+    do {                                                                                           \
+        T *w = shmem_calloc(1, sizeof(T));                                                          \
+        shmem_barrier_all();                                                                       \
+        T one = 1;                                                                                 \
+        shmem_putmem(w, &one, sizeof one, (t_me + 1) % t_npes);                                     \
+        shmem_wait(w, (T)0);                                                                       \
+        CHECK(*w == 1, "shmem_wait on " #T);                                                        \
+        shmem_barrier_all();                                                                       \
+        shmem_free(w);                                                                             \
+    } while (0)
+
 int main(void)
 {
     t_init();
+    WAIT_GEN(short);
+    WAIT_GEN(int);
+    WAIT_GEN(long);
+    WAIT_GEN(long long);
+    t_section("generic shmem_wait on short, int, long, long long");
     test_long();
     test_int32();
     test_uint64();

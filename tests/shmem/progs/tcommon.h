@@ -46,7 +46,7 @@ static inline void t_setup(void)
             fprintf(stderr, "tests support at most %d PEs\n", T_MAXPE);
         shmem_global_exit(2);
     }
-    t_counts = shmem_calloc(T_MAXPE, sizeof(long));
+    t_counts = (long *)shmem_calloc(T_MAXPE, sizeof(long)); /* cast: C++ too */
 }
 
 static inline void t_init(void)
