@@ -23,7 +23,7 @@ extern "C" {
 #define _LSHM_P(name) __typeof__(name) p##name;
 #define _LSHM_P_CTX(name) _LSHM_P(shmem_##name) _LSHM_P(shmem_ctx_##name)
 /* In C++, shmem_cxx.h overloads shmem_swap, shmem_wait, shmem_wait_until and
- * shmem_sync, so there their p-forms take the type of a typed twin (the same
+ * shmem_sync (and shmem_signal_add/set, below), so there their p-forms take the type of a typed twin (the same
  * C routine type); C (and the shmem.pshmem test) sees __typeof__ the name. */
 #if defined(__cplusplus) && !defined(LSHM_NO_GENERICS)
 #define _LSHM_P_OVL(name, twin) __typeof__(twin) p##name;
@@ -133,6 +133,23 @@ _LSHM_P(shmemalign)
 __typeof__(globalexit) pglobalexit _LSHM_NORETURN;
 _LSHM_P(shmem_clear_cache_inv) _LSHM_P(shmem_set_cache_inv) _LSHM_P(shmem_clear_cache_line_inv)
 _LSHM_P(shmem_set_cache_line_inv) _LSHM_P(shmem_udcflush) _LSHM_P(shmem_udcflush_line)
+
+/* OpenSHMEM 1.6 */
+_LSHM_P(shmem_team_ptr) _LSHM_P_CTX(pe_quiet) _LSHM_P(shmem_ctx_signal_add) _LSHM_P(shmem_ctx_signal_set)
+#if defined(__cplusplus) && !defined(LSHM_NO_GENERICS)
+/* overloaded in C++ (the context form), and no typed twin has their type */
+void pshmem_signal_add(uint64_t *sig_addr, uint64_t signal, int pe);
+void pshmem_signal_set(uint64_t *sig_addr, uint64_t signal, int pe);
+#else
+_LSHM_P(shmem_signal_add) _LSHM_P(shmem_signal_set)
+#endif
+_LSHM_P(shmem_ctx_session_start) _LSHM_P(shmem_ctx_session_stop)
+#define _LSHM_P_IB(T, N) _LSHM_P_CTX(N##_ibput) _LSHM_P_CTX(N##_ibget)
+_LSHM_RMA_TYPES(_LSHM_P_IB)
+#define _LSHM_P_IB_SIZED(B, U) _LSHM_P_CTX(ibput##B) _LSHM_P_CTX(ibget##B)
+_LSHM_SIZES(_LSHM_P_IB_SIZED)
+#define _LSHM_P_SCAN(T, N) _LSHM_P(shmem_##N##_sum_inscan) _LSHM_P(shmem_##N##_sum_exscan)
+_LSHM_RED_ARITH_TYPES(_LSHM_P_SCAN)
 
 /* <shmemx.h> extensions */
 _LSHM_P(shmemx_wtime)

@@ -112,6 +112,13 @@ typedef struct {
     int num_contexts;
 } shmem_team_config_t;
 
+/* Sessions (1.6): hints about a batch of operations on a context. */
+typedef struct {
+    size_t total_ops;
+} shmem_ctx_session_config_t;
+#define SHMEM_CTX_SESSION_BATCH (1L << 0)
+#define SHMEM_CTX_SESSION_TOTAL_OPS (1L << 0)
+
 #if defined(__GNUC__)
 #define _LSHM_NORETURN __attribute__((noreturn))
 #else
@@ -514,6 +521,46 @@ void shmem_set_cache_line_inv(void *dest);
 void shmem_udcflush(void);
 void shmem_udcflush_line(void *dest);
 
+/* ---------------------------------------------------------------- OpenSHMEM 1.6 */
+/* Routines 1.6 adds that codes written for it call: team_ptr, pe_quiet,
+ * block-strided RMA, signal_add/set, sessions, scans. */
+void *shmem_team_ptr(shmem_team_t team, const void *dest, int pe);
+void shmem_pe_quiet(const int *target_pes, size_t npes);
+void shmem_ctx_pe_quiet(shmem_ctx_t ctx, const int *target_pes, size_t npes);
+void shmem_signal_add(uint64_t *sig_addr, uint64_t signal, int pe);
+void shmem_ctx_signal_add(shmem_ctx_t ctx, uint64_t *sig_addr, uint64_t signal, int pe);
+void shmem_signal_set(uint64_t *sig_addr, uint64_t signal, int pe);
+void shmem_ctx_signal_set(shmem_ctx_t ctx, uint64_t *sig_addr, uint64_t signal, int pe);
+void shmem_ctx_session_start(shmem_ctx_t ctx, long options, const shmem_ctx_session_config_t *config,
+                             long config_mask);
+void shmem_ctx_session_stop(shmem_ctx_t ctx);
+/* ibput/ibget: nblocks blocks of bsize elements, block starts dst and sst
+ * elements apart (each at least bsize). */
+#define _LSHM_DECL_IB(T, N)                                                                        \
+    void shmem_##N##_ibput(T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,   \
+                           size_t nblocks, int pe);                                                \
+    void shmem_ctx_##N##_ibput(shmem_ctx_t ctx, T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst, \
+                               size_t bsize, size_t nblocks, int pe);                              \
+    void shmem_##N##_ibget(T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,   \
+                           size_t nblocks, int pe);                                                \
+    void shmem_ctx_##N##_ibget(shmem_ctx_t ctx, T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst, \
+                               size_t bsize, size_t nblocks, int pe);
+_LSHM_RMA_TYPES(_LSHM_DECL_IB)
+#define _LSHM_DECL_IB_SIZED(B, U)                                                                  \
+    void shmem_ibput##B(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, \
+                        size_t nblocks, int pe);                                                   \
+    void shmem_ctx_ibput##B(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, \
+                            size_t bsize, size_t nblocks, int pe);                                 \
+    void shmem_ibget##B(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, \
+                        size_t nblocks, int pe);                                                   \
+    void shmem_ctx_ibget##B(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, \
+                            size_t bsize, size_t nblocks, int pe);
+_LSHM_SIZES(_LSHM_DECL_IB_SIZED)
+#define _LSHM_DECL_SCAN(T, N)                                                                      \
+    int shmem_##N##_sum_inscan(shmem_team_t team, T *dest, const T *source, size_t nelems);        \
+    int shmem_##N##_sum_exscan(shmem_team_t team, T *dest, const T *source, size_t nelems);
+_LSHM_RED_ARITH_TYPES(_LSHM_DECL_SCAN)
+
 #ifdef __cplusplus
 }
 /* C++: overloads of the generic names (the C11 interfaces' counterpart). */
@@ -604,6 +651,8 @@ void shmem_generic_interface_argument_type_not_supported(void);
 #define shmem_iget(...) _LSHM_CTX_OR(RMA, , _iget, __VA_ARGS__)
 #define shmem_put_signal(...) _LSHM_CTX_OR(RMA, , _put_signal, __VA_ARGS__)
 #define shmem_put_signal_nbi(...) _LSHM_CTX_OR(RMA, , _put_signal_nbi, __VA_ARGS__)
+#define shmem_ibput(...) _LSHM_CTX_OR(RMA, , _ibput, __VA_ARGS__)
+#define shmem_ibget(...) _LSHM_CTX_OR(RMA, , _ibget, __VA_ARGS__)
 
 #define shmem_atomic_fetch(...) _LSHM_CTX_OR(EXT, , _atomic_fetch, __VA_ARGS__)
 #define shmem_atomic_set(...) _LSHM_CTX_OR(EXT, , _atomic_set, __VA_ARGS__)
@@ -706,8 +755,16 @@ void shmem_generic_interface_argument_type_not_supported(void);
 #define shmem_sync(...) \
     _Generic((_LSHM_A1(__VA_ARGS__, 0)), shmem_team_t: shmem_team_sync, default: shmem_sync)(__VA_ARGS__)
 
-/* Signals. */
+/* Signals; 1.6's generic signal_add/set take a context first. */
 #define shmem_signal_wait_until shmem_signal_wait_until
+#define shmem_signal_add(...)                                                                      \
+    _Generic((_LSHM_A1(__VA_ARGS__, 0)), shmem_ctx_t: shmem_ctx_signal_add, default: shmem_signal_add)(__VA_ARGS__)
+#define shmem_signal_set(...)                                                                      \
+    _Generic((_LSHM_A1(__VA_ARGS__, 0)), shmem_ctx_t: shmem_ctx_signal_set, default: shmem_signal_set)(__VA_ARGS__)
+
+/* Scans (1.6). */
+#define shmem_sum_inscan(team, dest, ...) _LSHM_BY_VALUE_REDAR(*(dest), _sum_inscan)(team, dest, __VA_ARGS__)
+#define shmem_sum_exscan(team, dest, ...) _LSHM_BY_VALUE_REDAR(*(dest), _sum_exscan)(team, dest, __VA_ARGS__)
 
 #endif /* C11 generics */
 

@@ -2,7 +2,8 @@
  * names (shmem_put, shmem_atomic_add, shmem_wait_until, shmem_sum_reduce, …)
  * for C++, where the spec's C11 _Generic interfaces do not exist. The spec
  * defines the generic names for C11 only; Sandia OpenSHMEM gives C++ these
- * overloads, and C++ codes written for it call them. Each overload calls the
+ * overloads, and C++ codes written for it call them. 1.6's ibput/ibget,
+ * sum_inscan/exscan and the context forms of signal_add/set are here too. Each overload calls the
  * typed routine of its element type, so the two are the same call.
  *
  * Only the basic C++ types get overloads: the fixed-width and size typedefs
@@ -67,7 +68,13 @@
                (d, s, n, sig, signal, op, pe))                                                     \
     _LSHM_CXX2(void, shmem_put_signal_nbi, N, _put_signal_nbi,                                     \
                (T * d, const T *s, size_t n, uint64_t *sig, uint64_t signal, int op, int pe),      \
-               (d, s, n, sig, signal, op, pe))
+               (d, s, n, sig, signal, op, pe))                                                     \
+    _LSHM_CXX2(void, shmem_ibput, N, _ibput,                                                       \
+               (T * d, const T *s, ptrdiff_t dst, ptrdiff_t sst, size_t b, size_t nb, int pe),     \
+               (d, s, dst, sst, b, nb, pe))                                                        \
+    _LSHM_CXX2(void, shmem_ibget, N, _ibget,                                                       \
+               (T * d, const T *s, ptrdiff_t dst, ptrdiff_t sst, size_t b, size_t nb, int pe),     \
+               (d, s, dst, sst, b, nb, pe))
 _LSHM_CXX_RMA_TYPES(_LSHM_CXX_RMA)
 
 /* ---- atomics */
@@ -190,9 +197,23 @@ _LSHM_CXX_RMA_TYPES(_LSHM_CXX_COLL)
 #define _LSHM_CXX_REDBIT(T, N) _LSHM_CXX_RED(T, N, and) _LSHM_CXX_RED(T, N, or) _LSHM_CXX_RED(T, N, xor)
 #define _LSHM_CXX_REDNUM(T, N)                                                                     \
     _LSHM_CXX_RED(T, N, max) _LSHM_CXX_RED(T, N, min) _LSHM_CXX_RED(T, N, sum)                    \
-    _LSHM_CXX_RED(T, N, prod)
+    _LSHM_CXX_RED(T, N, prod)                                                                      \
+    _LSHM_CXX(int, shmem_sum_inscan, shmem_##N##_sum_inscan, (shmem_team_t t, T * d, const T *s, size_t n), \
+              (t, d, s, n))                                                                        \
+    _LSHM_CXX(int, shmem_sum_exscan, shmem_##N##_sum_exscan, (shmem_team_t t, T * d, const T *s, size_t n), \
+              (t, d, s, n))
 _LSHM_CXX_REDBIT_TYPES(_LSHM_CXX_REDBIT)
 _LSHM_CXX_REDNUM_TYPES(_LSHM_CXX_REDNUM)
+
+/* 1.6's signal_add/set with a context first, beside the C routines */
+static inline void shmem_signal_add(shmem_ctx_t ctx, uint64_t *sig, uint64_t v, int pe)
+{
+    shmem_ctx_signal_add(ctx, sig, v, pe);
+}
+static inline void shmem_signal_set(shmem_ctx_t ctx, uint64_t *sig, uint64_t v, int pe)
+{
+    shmem_ctx_signal_set(ctx, sig, v, pe);
+}
 
 /* shmem_sync(team) (1.5) beside the deprecated active-set shmem_sync */
 static inline int shmem_sync(shmem_team_t team) { return shmem_team_sync(team); }

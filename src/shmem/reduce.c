@@ -6,7 +6,7 @@
  * nodes), in member order, so every PE computes the same bits (floating
  * point included); an exit sync keeps each source in place until all have
  * read it. In-place reductions (dest == source) keep the result privately
- * until then. */
+ * until then. Scans (1.6) are the same with fewer members combined. */
 #include "shmem/shmem_internal.h"
 
 #include <stdlib.h>
@@ -18,17 +18,18 @@
  * member's box, and each member combines them in member order itself (the
  * same bits everywhere); no sync, and the source is reusable at once. */
 static void reduce_eager(const char *call, const lshm_set_t *s, void *dest, const void *src, size_t bytes,
-                         size_t esz, lshm_combine_fn fn)
+                         size_t esz, lshm_combine_fn fn, int count)
 {
     _Alignas(max_align_t) unsigned char acc[LSHM_EAGER]; /* dest may be the source */
+    memset(acc, 0, bytes); /* an exclusive scan's first member keeps zeros */
     for (int k = 1; k < s->size; k++)
         lshm_chan_box_send(call, s->slot, lshm_set_pe(s, (s->my_idx + k) % s->size), src, bytes);
     for (int i = 0; i < s->size; i++) {
         int pe = lshm_set_pe(s, i);
         const void *p = i == s->my_idx ? src : lshm_chan_box_wait(call, s->slot, pe);
-        if (i == 0)
+        if (i == 0 && count > 0)
             memcpy(acc, p, bytes);
-        else
+        else if (i < count)
             fn(acc, p, bytes / esz);
         if (i != s->my_idx)
             lshm_chan_box_done(call, s->slot, pe);
@@ -36,8 +37,11 @@ static void reduce_eager(const char *call, const lshm_set_t *s, void *dest, cons
     memcpy(dest, acc, bytes);
 }
 
-void lshm_reduce(const char *call, const lshm_set_t *s, void *dest, const void *src, size_t n, size_t esz,
-                 lshm_combine_fn fn)
+/* dest = the combination of the sources of the set's first `count` members
+ * (all of them for a reduction, those up to and including or before this PE
+ * for a scan; none: zeros). */
+static void combine_members(const char *call, const lshm_set_t *s, void *dest, const void *src, size_t n,
+                            size_t esz, lshm_combine_fn fn, int count)
 {
     size_t bytes = n * esz;
     if (!bytes)
@@ -45,7 +49,7 @@ void lshm_reduce(const char *call, const lshm_set_t *s, void *dest, const void *
     lshm_check_sym(call, dest, bytes);
     lshm_check_sym(call, src, bytes);
     if (lshm_chan_eager(s->slot, bytes)) {
-        reduce_eager(call, s, dest, src, bytes, esz, fn);
+        reduce_eager(call, s, dest, src, bytes, esz, fn, count);
         return;
     }
     bool overlap = (char *)dest < (const char *)src + bytes && (const char *)src < (char *)dest + bytes;
@@ -57,7 +61,9 @@ void lshm_reduce(const char *call, const lshm_set_t *s, void *dest, const void *
     size_t step = CHUNK / esz * esz;
     for (size_t o = 0; o < bytes; o += step) {
         size_t len = bytes - o < step ? bytes - o : step;
-        for (int i = 0; i < s->size; i++) {
+        if (count == 0)
+            memset(out + o, 0, len);
+        for (int i = 0; i < count; i++) {
             int pe = lshm_set_pe(s, i);
             const char *p = lshm_mapped(call, (const char *)src + o, len, pe);
             if (!p) {
@@ -76,6 +82,18 @@ void lshm_reduce(const char *call, const lshm_set_t *s, void *dest, const void *
         free(out);
     }
     free(bounce);
+}
+
+void lshm_reduce(const char *call, const lshm_set_t *s, void *dest, const void *src, size_t n, size_t esz,
+                 lshm_combine_fn fn)
+{
+    combine_members(call, s, dest, src, n, esz, fn, s->size);
+}
+
+void lshm_scan(const char *call, const lshm_set_t *s, void *dest, const void *src, size_t n, size_t esz,
+               lshm_combine_fn fn, bool inclusive)
+{
+    combine_members(call, s, dest, src, n, esz, fn, s->my_idx + (inclusive ? 1 : 0));
 }
 
 /* ---- combine functions ---- */
@@ -116,6 +134,21 @@ _LSHM_RED_BIT_TYPES(DEF_RED_BIT)
 _LSHM_RED_BIT_SIGNED_TYPES(DEF_RED_BIT)
 _LSHM_RED_MINMAX_TYPES(DEF_RED_MM)
 _LSHM_RED_ARITH_TYPES(DEF_RED_AR)
+
+/* ---- scans (1.6): sum over the members up to this one, or before it ---- */
+
+#define DEF_SCAN(T, N, KIND, INCL)                                                                 \
+    LSHM_DEF(int, shmem_##N##_sum_##KIND, (shmem_team_t team, T * dest, const T *source, size_t nelems)) \
+    {                                                                                              \
+        lshm_require_init(CALL);                                                                   \
+        if (!team)                                                                                 \
+            return -1;                                                                             \
+        lshm_set_t s = lshm_team_set(lshm_team(CALL, team));                                       \
+        lshm_scan(CALL, &s, dest, source, nelems, sizeof(T), cmb_##N##_sum, INCL);                 \
+        return 0;                                                                                  \
+    }
+#define DEF_SCANS(T, N) DEF_SCAN(T, N, inscan, true) DEF_SCAN(T, N, exscan, false)
+_LSHM_RED_ARITH_TYPES(DEF_SCANS)
 
 /* ---- active-set reductions ---- */
 

@@ -209,6 +209,11 @@ void lshm_iput(const char *call, void *dest, const void *src, ptrdiff_t dst, ptr
                size_t esz, int pe);
 void lshm_iget(const char *call, void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst, size_t n,
                size_t esz, int pe);
+/* 1.6 block-strided transfers (xfer.c); nothing when bsize or nblocks is 0. */
+void lshm_ibput(const char *call, void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
+                size_t nblocks, size_t esz, int pe);
+void lshm_ibget(const char *call, void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
+                size_t nblocks, size_t esz, int pe);
 void lshm_quiet(void);
 void lshm_fence(void);
 /* Complete _nbi puts that went through locus rma (shared copies) before any
@@ -325,5 +330,9 @@ typedef enum { LSHM_OP_AND, LSHM_OP_OR, LSHM_OP_XOR, LSHM_OP_MAX, LSHM_OP_MIN, L
 typedef void (*lshm_combine_fn)(void *acc, const void *in, size_t n);
 void lshm_reduce(const char *call, const lshm_set_t *s, void *dest, const void *src, size_t n, size_t esz,
                  lshm_combine_fn fn);
+/* Prefix combination: members up to and including this PE (inclusive) or
+ * before it (exclusive; the first member gets zeros). */
+void lshm_scan(const char *call, const lshm_set_t *s, void *dest, const void *src, size_t n, size_t esz,
+               lshm_combine_fn fn, bool inclusive);
 
 #endif

@@ -1,4 +1,4 @@
-/* put_signal, signal_fetch, signal_wait_until (1.5). The data goes like any
+/* put_signal, signal_fetch, signal_wait_until (1.5), signal_add/set (1.6). The data goes like any
  * put; the signal is an AMO (set or add) by the job's atomicity agent, after
  * the data is delivered: on this node the copy is complete and the atomic
  * orders after it; to another node a fence drains the data first. Signal
@@ -71,3 +71,18 @@ LSHM_DEF(uint64_t, shmem_signal_wait_until, (uint64_t *sig_addr, int cmp, uint64
         lshm_relax(call, &spins);
     }
 }
+
+/* 1.6: a signal update alone, by the same agent as put_signal's (so the two
+ * are atomic with respect to each other, signal_fetch and waits). */
+static void signal_op(const char *call, uint64_t *sig, uint64_t signal, locus_rma_amo_op_t op, int pe)
+{
+    lshm_amo(call, op, sig, 8, signal, 0, pe, false);
+}
+LSHM_DEF(void, shmem_signal_add, (uint64_t * sig_addr, uint64_t signal, int pe))
+{ signal_op(CALL, sig_addr, signal, LOCUS_RMA_AMO_ADD, CTXPE(SHMEM_CTX_DEFAULT, pe)); }
+LSHM_DEF(void, shmem_ctx_signal_add, (shmem_ctx_t ctx, uint64_t * sig_addr, uint64_t signal, int pe))
+{ signal_op(CALL, sig_addr, signal, LOCUS_RMA_AMO_ADD, CTXPE(ctx, pe)); }
+LSHM_DEF(void, shmem_signal_set, (uint64_t * sig_addr, uint64_t signal, int pe))
+{ signal_op(CALL, sig_addr, signal, LOCUS_RMA_AMO_SET, CTXPE(SHMEM_CTX_DEFAULT, pe)); }
+LSHM_DEF(void, shmem_ctx_signal_set, (shmem_ctx_t ctx, uint64_t * sig_addr, uint64_t signal, int pe))
+{ signal_op(CALL, sig_addr, signal, LOCUS_RMA_AMO_SET, CTXPE(ctx, pe)); }

@@ -276,3 +276,26 @@ LSHM_DEF(int, shmem_ctx_get_team, (shmem_ctx_t ctx, shmem_team_t *team))
     *team = t == &lshm.world ? SHMEM_TEAM_WORLD : t == &lshm.shared ? SHMEM_TEAM_SHARED : (shmem_team_t)t;
     return 0;
 }
+
+/* ---- sessions (1.6) ---- */
+
+/* A session tells the library a batch of operations on the context follows;
+ * it changes no completion or ordering rule. locus moves each operation at
+ * once and has nothing to batch, so start and stop only check their
+ * arguments (SHMEM_CTX_INVALID: nothing, as the spec says). */
+LSHM_DEF(void, shmem_ctx_session_start,
+         (shmem_ctx_t ctx, long options, const shmem_ctx_session_config_t *config, long config_mask))
+{
+    (void)options;
+    if (!ctx)
+        return;
+    lshm_ctx(CALL, ctx);
+    if ((config_mask & SHMEM_CTX_SESSION_TOTAL_OPS) && !config)
+        lshm_fatal(CALL, "config is NULL but config_mask has SHMEM_CTX_SESSION_TOTAL_OPS");
+}
+
+LSHM_DEF(void, shmem_ctx_session_stop, (shmem_ctx_t ctx))
+{
+    if (ctx)
+        lshm_ctx(CALL, ctx);
+}

@@ -1,7 +1,8 @@
 /* The RMA engine: symmetric address translation (heap, then the data
  * segment), then either one copy into or out of the peer's copy mapped here
  * (the copy module's kernels; self included) or locus rma's NIC path; the
- * ordering routines; shmem_ptr and the accessibility queries. */
+ * ordering routines (1.6's pe_quiet too); shmem_ptr, shmem_team_ptr and the
+ * accessibility queries. */
 #include "shmem/shmem_internal.h"
 
 #include <stdio.h>
@@ -174,6 +175,39 @@ void lshm_iget(const char *call, void *dest, const void *src, ptrdiff_t dst, ptr
     lshm_quiet();
 }
 
+/* Block-strided (1.6): block i is bsize elements at source + i*sst and
+ * dest + i*dst (element units), each moved as one contiguous transfer. */
+static bool blocks_ok(const char *call, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks)
+{
+    if (!bsize || !nblocks)
+        return false;
+    if (bsize > (size_t)PTRDIFF_MAX || dst < (ptrdiff_t)bsize || sst < (ptrdiff_t)bsize)
+        lshm_fatal(call, "block strides dst %td and sst %td must be at least the block size %zu (in elements)", dst,
+                   sst, bsize);
+    return true;
+}
+
+void lshm_ibput(const char *call, void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
+                size_t nblocks, size_t esz, int pe)
+{
+    if (!blocks_ok(call, dst, sst, bsize, nblocks))
+        return;
+    for (size_t i = 0; i < nblocks; i++)
+        lshm_put(call, (char *)dest + (ptrdiff_t)i * dst * (ptrdiff_t)esz,
+                 (const char *)src + (ptrdiff_t)i * sst * (ptrdiff_t)esz, bsize * esz, pe, false);
+}
+
+void lshm_ibget(const char *call, void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
+                size_t nblocks, size_t esz, int pe)
+{
+    if (!blocks_ok(call, dst, sst, bsize, nblocks))
+        return;
+    for (size_t i = 0; i < nblocks; i++)
+        lshm_get(call, (char *)dest + (ptrdiff_t)i * dst * (ptrdiff_t)esz,
+                 (const char *)src + (ptrdiff_t)i * sst * (ptrdiff_t)esz, bsize * esz, pe, true);
+    lshm_quiet();
+}
+
 void lshm_quiet(void)
 {
     if (__atomic_load_n(&lshm.nic_pending, __ATOMIC_RELAXED)) {
@@ -230,6 +264,29 @@ LSHM_DEF(void, shmem_ctx_fence, (shmem_ctx_t ctx))
     lshm_fence();
 }
 
+/* 1.6: completion to the listed PEs (of the context's team). Every PE's
+ * operations complete, which the spec allows (it may act as quiet). */
+static void pe_quiet(const char *call, shmem_ctx_t ctx, const int *pes, size_t npes)
+{
+    lshm_require_init(call);
+    lshm_ctx(call, ctx);
+    if (!npes)
+        return;
+    if (!pes)
+        lshm_fatal(call, "target_pes is NULL with npes %zu", npes);
+    for (size_t i = 0; i < npes; i++)
+        (void)lshm_ctx_pe(call, ctx, pes[i]);
+    lshm_quiet();
+}
+LSHM_DEF(void, shmem_pe_quiet, (const int *target_pes, size_t npes))
+{
+    pe_quiet(lshm_name(__func__), SHMEM_CTX_DEFAULT, target_pes, npes);
+}
+LSHM_DEF(void, shmem_ctx_pe_quiet, (shmem_ctx_t ctx, const int *target_pes, size_t npes))
+{
+    pe_quiet(lshm_name(__func__), ctx, target_pes, npes);
+}
+
 /* ---- shmem_ptr and accessibility ---- */
 
 static int region_of(const void *addr, uint64_t *off)
@@ -254,6 +311,20 @@ LSHM_DEF(void *, shmem_ptr, (const void *dest, int pe))
     if (r < 0 || pe < 0 || pe >= lshm.npes || !lshm.reg[r].peer[pe])
         return NULL;
     return lshm.reg[r].peer[pe] + off;
+}
+
+/* 1.6: shmem_ptr with pe numbered in the team; NULL for SHMEM_TEAM_INVALID
+ * or a PE outside the team. */
+LSHM_DEF(void *, shmem_team_ptr, (shmem_team_t team, const void *dest, int pe))
+{
+    const char *call = lshm_name(__func__);
+    lshm_require_init(call);
+    if (team == SHMEM_TEAM_INVALID)
+        return NULL;
+    const lshm_team_t *t = lshm_team(call, team);
+    if (pe < 0 || pe >= t->size)
+        return NULL;
+    return pshmem_ptr(dest, t->start + pe * t->stride);
 }
 
 LSHM_DEF(int, shmem_addr_accessible, (const void *addr, int pe))

@@ -49,7 +49,12 @@ int main(int argc, char **argv)
             shmem_long_sum_reduce(SHMEM_TEAM_WORLD, heap, &stack_word, 1);
         else if (!strcmp(what, "invalid-ctx"))
             shmem_ctx_long_p(SHMEM_CTX_INVALID, heap, 1, 0);
-        else if (!strcmp(what, "unmatched-barrier")) /* one barrier more than the others */
+        else if (!strcmp(what, "ibput-stride")) /* 1.6: block starts closer than a block */
+            shmem_long_ibput(heap, heap, 1, 2, 2, 2, 0);
+        else if (!strcmp(what, "pe-quiet-range")) {
+            int pes[2] = {0, npes + 3};
+            shmem_pe_quiet(pes, 2);
+        } else if (!strcmp(what, "unmatched-barrier")) /* one barrier more than the others */
             shmem_barrier_all();
     }
     if (!strcmp(what, "heap-too-small")) {

@@ -1,5 +1,5 @@
 // The generic names from C++ (built with locus-oshc++): the overloads of
-// shmem_cxx.h for RMA, signals, atomics (with and without a context, the
+// shmem_cxx.h for RMA (1.6's ibget too), signals, atomics (with and without a context, the
 // deprecated names too), point-to-point waits and tests, team collectives,
 // reductions and shmem_sync(team). Each family is checked on several types
 // (their results, not only that they compile), as Sandia OpenSHMEM's C++
@@ -42,6 +42,9 @@ template <typename T> static void rma(shmem_ctx_t ctx)
     T s2[2] = {};
     shmem_iget(s2, d + 12, 1, 2, 2, right);
     bad += s2[0] != T(t_me * 3) || s2[1] != T(t_me * 3 + 1);
+    T b4[4] = {};
+    shmem_ibget(ctx, b4, d, 2, 4, 1, 2, right); // d[0], d[4] -> b4[0], b4[2] (1.6)
+    bad += b4[0] != T(t_me * 3) || b4[2] != T(t_me * 3) || b4[1] != T(0);
     CHECK(!bad, "rma: %d wrong", bad);
     shmem_barrier_all();
     shmem_free(d);
@@ -114,9 +117,10 @@ template <typename T> static void p2p()
 {
     // every PE sets flag[me] at PE 0 (a put with a signal, then a p); PE 0 waits for all
     T *flag = sym<T>(T_MAXPE);
-    uint64_t *sig = sym<uint64_t>(1);
+    uint64_t *sig = sym<uint64_t>(2);
     T one = 1;
     shmem_put_signal(&flag[t_me], &one, 1, sig, 1, SHMEM_SIGNAL_ADD, 0);
+    shmem_signal_add(SHMEM_CTX_DEFAULT, sig + 1, 2, 0);  // 1.6, context first
     int bad = 0;
     if (t_me == 0) {
         shmem_wait_until_all(flag, t_npes, nullptr, SHMEM_CMP_EQ, T(1));
@@ -127,6 +131,7 @@ template <typename T> static void p2p()
         shmem_wait_until(&flag[t_npes - 1], SHMEM_CMP_EQ, T(1));
         bad += shmem_test(&flag[0], SHMEM_CMP_NE, T(0)) != 1;
         bad += shmem_signal_wait_until(sig, SHMEM_CMP_EQ, uint64_t(t_npes)) != uint64_t(t_npes);
+        bad += shmem_signal_wait_until(sig + 1, SHMEM_CMP_EQ, uint64_t(2 * t_npes)) != uint64_t(2 * t_npes);
     }
     shmem_barrier_all();
     CHECK(!bad, "p2p: %d wrong", bad);
@@ -147,6 +152,8 @@ template <typename T> static void coll()
     for (int pe = 0; pe < t_npes; pe++)
         bad += dst[pe] != T(pe + 1);
     bad += shmem_broadcast(SHMEM_TEAM_WORLD, dst, src, 1, 0) != 0 || dst[0] != T(1);
+    bad += shmem_sum_inscan(SHMEM_TEAM_WORLD, dst, src, 1) != 0 || dst[0] != T((t_me + 1) * (t_me + 2) / 2);
+    bad += shmem_sum_exscan(SHMEM_TEAM_WORLD, dst, src, 1) != 0 || dst[0] != T(t_me * (t_me + 1) / 2);
     bad += shmem_sync(SHMEM_TEAM_WORLD) != 0;
     CHECK(!bad, "collectives: %d wrong", bad);
     shmem_barrier_all();
