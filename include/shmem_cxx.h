@@ -133,32 +133,24 @@ _LSHM_CXX(float, shmem_swap, shmem_float_swap, (float *d, float v, int pe), (d, 
 _LSHM_CXX(double, shmem_swap, shmem_double_swap, (double *d, double v, int pe), (d, v, pe))
 
 /* ---- point-to-point */
+/* the all/any/some forms and their _vector forms, of wait_until (the _all
+ * form returns nothing) and of test (it returns int) */
+#define _LSHM_CXX_P2P_SET(K, RALL, T, N)                                                           \
+    _LSHM_CXX(RALL, shmem_##K##_all, shmem_##N##_##K##_all, (T * v, size_t n, const int *st, int cmp, T x), \
+              (v, n, st, cmp, x))                                                                  \
+    _LSHM_CXX(size_t, shmem_##K##_any, shmem_##N##_##K##_any,                                      \
+              (T * v, size_t n, const int *st, int cmp, T x), (v, n, st, cmp, x))                  \
+    _LSHM_CXX(size_t, shmem_##K##_some, shmem_##N##_##K##_some,                                    \
+              (T * v, size_t n, size_t *idx, const int *st, int cmp, T x), (v, n, idx, st, cmp, x)) \
+    _LSHM_CXX(RALL, shmem_##K##_all_vector, shmem_##N##_##K##_all_vector,                          \
+              (T * v, size_t n, const int *st, int cmp, T *x), (v, n, st, cmp, x))                 \
+    _LSHM_CXX(size_t, shmem_##K##_any_vector, shmem_##N##_##K##_any_vector,                        \
+              (T * v, size_t n, const int *st, int cmp, T *x), (v, n, st, cmp, x))                 \
+    _LSHM_CXX(size_t, shmem_##K##_some_vector, shmem_##N##_##K##_some_vector,                      \
+              (T * v, size_t n, size_t *idx, const int *st, int cmp, T *x), (v, n, idx, st, cmp, x))
 #define _LSHM_CXX_P2P(T, N)                                                                        \
     _LSHM_CXX(int, shmem_test, shmem_##N##_test, (volatile T * v, int cmp, T x), (v, cmp, x))      \
-    _LSHM_CXX(void, shmem_wait_until_all, shmem_##N##_wait_until_all,                              \
-              (T * v, size_t n, const int *st, int cmp, T x), (v, n, st, cmp, x))                  \
-    _LSHM_CXX(size_t, shmem_wait_until_any, shmem_##N##_wait_until_any,                            \
-              (T * v, size_t n, const int *st, int cmp, T x), (v, n, st, cmp, x))                  \
-    _LSHM_CXX(size_t, shmem_wait_until_some, shmem_##N##_wait_until_some,                          \
-              (T * v, size_t n, size_t *idx, const int *st, int cmp, T x), (v, n, idx, st, cmp, x)) \
-    _LSHM_CXX(void, shmem_wait_until_all_vector, shmem_##N##_wait_until_all_vector,                \
-              (T * v, size_t n, const int *st, int cmp, T *x), (v, n, st, cmp, x))                 \
-    _LSHM_CXX(size_t, shmem_wait_until_any_vector, shmem_##N##_wait_until_any_vector,              \
-              (T * v, size_t n, const int *st, int cmp, T *x), (v, n, st, cmp, x))                 \
-    _LSHM_CXX(size_t, shmem_wait_until_some_vector, shmem_##N##_wait_until_some_vector,            \
-              (T * v, size_t n, size_t *idx, const int *st, int cmp, T *x), (v, n, idx, st, cmp, x)) \
-    _LSHM_CXX(int, shmem_test_all, shmem_##N##_test_all,                                           \
-              (T * v, size_t n, const int *st, int cmp, T x), (v, n, st, cmp, x))                  \
-    _LSHM_CXX(size_t, shmem_test_any, shmem_##N##_test_any,                                        \
-              (T * v, size_t n, const int *st, int cmp, T x), (v, n, st, cmp, x))                  \
-    _LSHM_CXX(size_t, shmem_test_some, shmem_##N##_test_some,                                      \
-              (T * v, size_t n, size_t *idx, const int *st, int cmp, T x), (v, n, idx, st, cmp, x)) \
-    _LSHM_CXX(int, shmem_test_all_vector, shmem_##N##_test_all_vector,                             \
-              (T * v, size_t n, const int *st, int cmp, T *x), (v, n, st, cmp, x))                 \
-    _LSHM_CXX(size_t, shmem_test_any_vector, shmem_##N##_test_any_vector,                          \
-              (T * v, size_t n, const int *st, int cmp, T *x), (v, n, st, cmp, x))                 \
-    _LSHM_CXX(size_t, shmem_test_some_vector, shmem_##N##_test_some_vector,                        \
-              (T * v, size_t n, size_t *idx, const int *st, int cmp, T *x), (v, n, idx, st, cmp, x))
+    _LSHM_CXX_P2P_SET(wait_until, void, T, N) _LSHM_CXX_P2P_SET(test, int, T, N)
 _LSHM_CXX_P2P_TYPES(_LSHM_CXX_P2P)
 /* wait_until for all but long, which the C API already declares so */
 #define _LSHM_CXX_WAIT(T, N)                                                                       \

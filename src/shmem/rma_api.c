@@ -120,29 +120,29 @@ LSHM_DEF(void, shmem_ctx_getmem_nbi, (shmem_ctx_t ctx, void *dest, const void *s
 #define DEF_IB(T, N)                                                                               \
     LSHM_DEF(void, shmem_##N##_ibput, (T * dest, const T *source, ptrdiff_t dst, ptrdiff_t sst,    \
                                         size_t bsize, size_t nblocks, int pe))                     \
-    { lshm_ibput(CALL, dest, source, dst, sst, bsize, nblocks, sizeof(T), CTXPE(SHMEM_CTX_DEFAULT, pe)); } \
+    { lshm_iblock(CALL, dest, source, dst, sst, bsize, nblocks, sizeof(T), CTXPE(SHMEM_CTX_DEFAULT, pe), false); } \
     LSHM_DEF(void, shmem_ctx_##N##_ibput, (shmem_ctx_t ctx, T * dest, const T *source, ptrdiff_t dst, \
                                             ptrdiff_t sst, size_t bsize, size_t nblocks, int pe))  \
-    { lshm_ibput(CALL, dest, source, dst, sst, bsize, nblocks, sizeof(T), CTXPE(ctx, pe)); }       \
+    { lshm_iblock(CALL, dest, source, dst, sst, bsize, nblocks, sizeof(T), CTXPE(ctx, pe), false); }       \
     LSHM_DEF(void, shmem_##N##_ibget, (T * dest, const T *source, ptrdiff_t dst, ptrdiff_t sst,    \
                                         size_t bsize, size_t nblocks, int pe))                     \
-    { lshm_ibget(CALL, dest, source, dst, sst, bsize, nblocks, sizeof(T), CTXPE(SHMEM_CTX_DEFAULT, pe)); } \
+    { lshm_iblock(CALL, dest, source, dst, sst, bsize, nblocks, sizeof(T), CTXPE(SHMEM_CTX_DEFAULT, pe), true); } \
     LSHM_DEF(void, shmem_ctx_##N##_ibget, (shmem_ctx_t ctx, T * dest, const T *source, ptrdiff_t dst, \
                                             ptrdiff_t sst, size_t bsize, size_t nblocks, int pe))  \
-    { lshm_ibget(CALL, dest, source, dst, sst, bsize, nblocks, sizeof(T), CTXPE(ctx, pe)); }
+    { lshm_iblock(CALL, dest, source, dst, sst, bsize, nblocks, sizeof(T), CTXPE(ctx, pe), true); }
 _LSHM_RMA_TYPES(DEF_IB)
 
 #define DEF_IB_SIZED(B, U)                                                                         \
     LSHM_DEF(void, shmem_ibput##B, (void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,  \
                                      size_t bsize, size_t nblocks, int pe))                        \
-    { lshm_ibput(CALL, dest, source, dst, sst, bsize, nblocks, U, CTXPE(SHMEM_CTX_DEFAULT, pe)); } \
+    { lshm_iblock(CALL, dest, source, dst, sst, bsize, nblocks, U, CTXPE(SHMEM_CTX_DEFAULT, pe), false); } \
     LSHM_DEF(void, shmem_ctx_ibput##B, (shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, \
                                          ptrdiff_t sst, size_t bsize, size_t nblocks, int pe))     \
-    { lshm_ibput(CALL, dest, source, dst, sst, bsize, nblocks, U, CTXPE(ctx, pe)); }               \
+    { lshm_iblock(CALL, dest, source, dst, sst, bsize, nblocks, U, CTXPE(ctx, pe), false); }               \
     LSHM_DEF(void, shmem_ibget##B, (void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,  \
                                      size_t bsize, size_t nblocks, int pe))                        \
-    { lshm_ibget(CALL, dest, source, dst, sst, bsize, nblocks, U, CTXPE(SHMEM_CTX_DEFAULT, pe)); } \
+    { lshm_iblock(CALL, dest, source, dst, sst, bsize, nblocks, U, CTXPE(SHMEM_CTX_DEFAULT, pe), true); } \
     LSHM_DEF(void, shmem_ctx_ibget##B, (shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, \
                                          ptrdiff_t sst, size_t bsize, size_t nblocks, int pe))     \
-    { lshm_ibget(CALL, dest, source, dst, sst, bsize, nblocks, U, CTXPE(ctx, pe)); }
+    { lshm_iblock(CALL, dest, source, dst, sst, bsize, nblocks, U, CTXPE(ctx, pe), true); }
 _LSHM_SIZES(DEF_IB_SIZED)

@@ -209,11 +209,10 @@ void lshm_iput(const char *call, void *dest, const void *src, ptrdiff_t dst, ptr
                size_t esz, int pe);
 void lshm_iget(const char *call, void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst, size_t n,
                size_t esz, int pe);
-/* 1.6 block-strided transfers (xfer.c); nothing when bsize or nblocks is 0. */
-void lshm_ibput(const char *call, void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
-                size_t nblocks, size_t esz, int pe);
-void lshm_ibget(const char *call, void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
-                size_t nblocks, size_t esz, int pe);
+/* 1.6 block-strided transfers, put or get (xfer.c); nothing when bsize or
+ * nblocks is 0. */
+void lshm_iblock(const char *call, void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
+                 size_t nblocks, size_t esz, int pe, bool get);
 void lshm_quiet(void);
 void lshm_fence(void);
 /* Complete _nbi puts that went through locus rma (shared copies) before any

@@ -187,25 +187,21 @@ static bool blocks_ok(const char *call, ptrdiff_t dst, ptrdiff_t sst, size_t bsi
     return true;
 }
 
-void lshm_ibput(const char *call, void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
-                size_t nblocks, size_t esz, int pe)
+void lshm_iblock(const char *call, void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
+                 size_t nblocks, size_t esz, int pe, bool get)
 {
     if (!blocks_ok(call, dst, sst, bsize, nblocks))
         return;
-    for (size_t i = 0; i < nblocks; i++)
-        lshm_put(call, (char *)dest + (ptrdiff_t)i * dst * (ptrdiff_t)esz,
-                 (const char *)src + (ptrdiff_t)i * sst * (ptrdiff_t)esz, bsize * esz, pe, false);
-}
-
-void lshm_ibget(const char *call, void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
-                size_t nblocks, size_t esz, int pe)
-{
-    if (!blocks_ok(call, dst, sst, bsize, nblocks))
-        return;
-    for (size_t i = 0; i < nblocks; i++)
-        lshm_get(call, (char *)dest + (ptrdiff_t)i * dst * (ptrdiff_t)esz,
-                 (const char *)src + (ptrdiff_t)i * sst * (ptrdiff_t)esz, bsize * esz, pe, true);
-    lshm_quiet();
+    for (size_t i = 0; i < nblocks; i++) {
+        char *d = (char *)dest + (ptrdiff_t)i * dst * (ptrdiff_t)esz;
+        const char *s = (const char *)src + (ptrdiff_t)i * sst * (ptrdiff_t)esz;
+        if (get)
+            lshm_get(call, d, s, bsize * esz, pe, true);
+        else
+            lshm_put(call, d, s, bsize * esz, pe, false);
+    }
+    if (get)
+        lshm_quiet(); /* ibget returns with dest filled */
 }
 
 void lshm_quiet(void)
