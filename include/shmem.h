@@ -13,9 +13,10 @@
  * (the profiling interface, declared in <pshmem.h>): shmem_* are weak aliases
  * of them.
  *
- * Not provided: the 1.6 additions (team_ptr, ibget/ibput, scan, sessions,
- * signal_add/set, pe_quiet); complex reductions and the long double
- * reductions' generic forms under C++. */
+ * Beyond 1.5: the routines 1.6 adds that codes call (team_ptr, pe_quiet,
+ * ibget/ibput, signal_add/set, sessions, sum scans), and a few extensions of
+ * other implementations that their programs call (signed bitwise AMOs and
+ * reductions, below). In C++ the generic names are overloads (shmem_cxx.h). */
 #ifndef LOCUS_SHMEM_H
 #define LOCUS_SHMEM_H
 
@@ -174,12 +175,22 @@ typedef struct {
     X(int8_t, int8) X(int16_t, int16) X(int32_t, int32) X(int64_t, int64) X(uint8_t, uint8)        \
     X(uint16_t, uint16) X(uint32_t, uint32) X(uint64_t, uint64) X(size_t, size) X(float, float)    \
     X(double, double) X(long double, longdouble)
+/* The complex types: C99 _Complex, which GNU C++ compilers take as an
+ * extension (__extension__ keeps -pedantic quiet), so C++ codes written for
+ * Sandia OpenSHMEM that call the complex reductions build too; other C++
+ * compilers get none (the spec allows leaving them out). */
 #if !defined(__cplusplus)
-#define _LSHM_RED_ARITH_TYPES(X) \
-    _LSHM_RED_MINMAX_TYPES(X) X(double _Complex, complexd) X(float _Complex, complexf)
+typedef double _Complex _lshm_complexd;
+typedef float _Complex _lshm_complexf;
+#define _LSHM_COMPLEX_TYPES(X) X(_lshm_complexd, complexd) X(_lshm_complexf, complexf)
+#elif defined(__GNUC__)
+__extension__ typedef double _Complex _lshm_complexd;
+__extension__ typedef float _Complex _lshm_complexf;
+#define _LSHM_COMPLEX_TYPES(X) X(_lshm_complexd, complexd) X(_lshm_complexf, complexf)
 #else
-#define _LSHM_RED_ARITH_TYPES(X) _LSHM_RED_MINMAX_TYPES(X)
+#define _LSHM_COMPLEX_TYPES(X)
 #endif
+#define _LSHM_RED_ARITH_TYPES(X) _LSHM_RED_MINMAX_TYPES(X) _LSHM_COMPLEX_TYPES(X)
 
 /* Active-set reductions (deprecated TYPE_OP_to_all); the signed types are
  * also those of the team bitwise reductions' extension. */
@@ -187,12 +198,7 @@ typedef struct {
 #define _LSHM_RED_BIT_SIGNED_TYPES(X) _LSHM_TOALL_BIT_TYPES(X)
 #define _LSHM_TOALL_MINMAX_TYPES(X)                                                                \
     _LSHM_TOALL_BIT_TYPES(X) X(float, float) X(double, double) X(long double, longdouble)
-#if !defined(__cplusplus)
-#define _LSHM_TOALL_ARITH_TYPES(X) \
-    _LSHM_TOALL_MINMAX_TYPES(X) X(double _Complex, complexd) X(float _Complex, complexf)
-#else
-#define _LSHM_TOALL_ARITH_TYPES(X) _LSHM_TOALL_MINMAX_TYPES(X)
-#endif
+#define _LSHM_TOALL_ARITH_TYPES(X) _LSHM_TOALL_MINMAX_TYPES(X) _LSHM_COMPLEX_TYPES(X)
 
 /* ---------------------------------------------------------------- setup, query */
 

@@ -8,8 +8,9 @@
  *
  * Only the basic C++ types get overloads: the fixed-width and size typedefs
  * are the same types (int32_t is int), and overloading on both would
- * redefine a function. Not here: the complex reductions (C99 _Complex is not
- * a C++ type) and the long forms that the C API already declares with these
+ * redefine a function. Not here: overloads for the complex reductions (C99
+ * _Complex is a GNU extension in C++; their typed names are declared) and the
+ * long forms that the C API already declares with these
  * exact parameters (shmem_wait_until(volatile long *, int, long), the
  * deprecated untyped shmem_wait(volatile long *, long) and shmem_swap(long *,
  * long, int)). */
