@@ -684,15 +684,17 @@ void shmem_generic_interface_argument_type_not_supported(void);
 #define shmem_atomic_fetch_or_nbi(...) _LSHM_CTX_OR(BIT, , _atomic_fetch_or_nbi, __VA_ARGS__)
 #define shmem_atomic_fetch_xor_nbi(...) _LSHM_CTX_OR(BIT, , _atomic_fetch_xor_nbi, __VA_ARGS__)
 
-/* Deprecated generic AMO names. */
-#define shmem_fadd(p, v, pe) _Generic(*(p), int: shmem_int_fadd, long: shmem_long_fadd, long long: shmem_longlong_fadd, default: _LSHM_NOTYPE)(p, v, pe)
-#define shmem_finc(p, pe) _Generic(*(p), int: shmem_int_finc, long: shmem_long_finc, long long: shmem_longlong_finc, default: _LSHM_NOTYPE)(p, pe)
-#define shmem_add(p, v, pe) _Generic(*(p), int: shmem_int_add, long: shmem_long_add, long long: shmem_longlong_add, default: _LSHM_NOTYPE)(p, v, pe)
-#define shmem_inc(p, pe) _Generic(*(p), int: shmem_int_inc, long: shmem_long_inc, long long: shmem_longlong_inc, default: _LSHM_NOTYPE)(p, pe)
-#define shmem_cswap(p, c, v, pe) _Generic(*(p), int: shmem_int_cswap, long: shmem_long_cswap, long long: shmem_longlong_cswap, default: _LSHM_NOTYPE)(p, c, v, pe)
-#define shmem_swap(p, v, pe) _Generic(*(p), int: shmem_int_swap, long: shmem_long_swap, long long: shmem_longlong_swap, float: shmem_float_swap, double: shmem_double_swap, default: _LSHM_NOTYPE)(p, v, pe)
-#define shmem_fetch(p, pe) _Generic(*(p), int: shmem_int_fetch, long: shmem_long_fetch, long long: shmem_longlong_fetch, float: shmem_float_fetch, double: shmem_double_fetch, default: _LSHM_NOTYPE)(p, pe)
-#define shmem_set(p, v, pe) _Generic(*(p), int: shmem_int_set, long: shmem_long_set, long long: shmem_longlong_set, float: shmem_float_set, double: shmem_double_set, default: _LSHM_NOTYPE)(p, v, pe)
+/* Deprecated generic AMO names: the spec maps each onto its shmem_atomic_
+ * name ("identical behavior and call signature"), so they take every type
+ * those take (as Sandia OpenSHMEM's do), not only 1.3's int/long/long long. */
+#define shmem_fadd(p, v, pe) shmem_atomic_fetch_add(p, v, pe)
+#define shmem_finc(p, pe) shmem_atomic_fetch_inc(p, pe)
+#define shmem_add(p, v, pe) shmem_atomic_add(p, v, pe)
+#define shmem_inc(p, pe) shmem_atomic_inc(p, pe)
+#define shmem_cswap(p, c, v, pe) shmem_atomic_compare_swap(p, c, v, pe)
+#define shmem_swap(p, v, pe) shmem_atomic_swap(p, v, pe)
+#define shmem_fetch(p, pe) shmem_atomic_fetch(p, pe)
+#define shmem_set(p, v, pe) shmem_atomic_set(p, v, pe)
 
 /* Point-to-point: on the ivar's value type (volatile or not). */
 #define _LSHM_BY_VALUE_P2P(v, pre, suf)                                                            \

@@ -112,26 +112,29 @@ _LSHM_CXX_EXT_TYPES(_LSHM_CXX_EXT)
                (T * f, T * d, T v, int pe), (f, d, v, pe))
 _LSHM_CXX_AMO_TYPES(_LSHM_CXX_AMO)
 
-/* deprecated generic AMO names (int, long, long long; + float, double) */
+/* deprecated generic AMO names: those of shmem_atomic_ (the spec: identical
+ * behaviour and signature), over the same types; shmem_swap on long is the C
+ * API's untyped routine */
 #define _LSHM_CXX_OLD(T, N)                                                                        \
-    _LSHM_CXX(T, shmem_fadd, shmem_##N##_fadd, (T * d, T v, int pe), (d, v, pe))                   \
-    _LSHM_CXX(T, shmem_finc, shmem_##N##_finc, (T * d, int pe), (d, pe))                           \
-    _LSHM_CXX(void, shmem_add, shmem_##N##_add, (T * d, T v, int pe), (d, v, pe))                  \
-    _LSHM_CXX(void, shmem_inc, shmem_##N##_inc, (T * d, int pe), (d, pe))                          \
-    _LSHM_CXX(T, shmem_cswap, shmem_##N##_cswap, (T * d, T c, T v, int pe), (d, c, v, pe))         \
-    _LSHM_CXX_OLDX(T, N)
+    _LSHM_CXX(T, shmem_fadd, shmem_##N##_atomic_fetch_add, (T * d, T v, int pe), (d, v, pe))       \
+    _LSHM_CXX(T, shmem_finc, shmem_##N##_atomic_fetch_inc, (T * d, int pe), (d, pe))               \
+    _LSHM_CXX(void, shmem_add, shmem_##N##_atomic_add, (T * d, T v, int pe), (d, v, pe))           \
+    _LSHM_CXX(void, shmem_inc, shmem_##N##_atomic_inc, (T * d, int pe), (d, pe))                   \
+    _LSHM_CXX(T, shmem_cswap, shmem_##N##_atomic_compare_swap, (T * d, T c, T v, int pe), (d, c, v, pe))
 #define _LSHM_CXX_OLDX(T, N)                                                                       \
-    _LSHM_CXX(T, shmem_fetch, shmem_##N##_fetch, (const T *s, int pe), (s, pe))                    \
-    _LSHM_CXX(void, shmem_set, shmem_##N##_set, (T * d, T v, int pe), (d, v, pe))
-_LSHM_CXX_OLD(int, int)
-_LSHM_CXX_OLD(long, long)
-_LSHM_CXX_OLD(long long, longlong)
-_LSHM_CXX_OLDX(float, float)
-_LSHM_CXX_OLDX(double, double)
-_LSHM_CXX(int, shmem_swap, shmem_int_swap, (int *d, int v, int pe), (d, v, pe))
-_LSHM_CXX(long long, shmem_swap, shmem_longlong_swap, (long long *d, long long v, int pe), (d, v, pe))
-_LSHM_CXX(float, shmem_swap, shmem_float_swap, (float *d, float v, int pe), (d, v, pe))
-_LSHM_CXX(double, shmem_swap, shmem_double_swap, (double *d, double v, int pe), (d, v, pe))
+    _LSHM_CXX(T, shmem_fetch, shmem_##N##_atomic_fetch, (const T *s, int pe), (s, pe))             \
+    _LSHM_CXX(void, shmem_set, shmem_##N##_atomic_set, (T * d, T v, int pe), (d, v, pe))
+#define _LSHM_CXX_SWAP(T, N)                                                                       \
+    _LSHM_CXX(T, shmem_swap, shmem_##N##_atomic_swap, (T * d, T v, int pe), (d, v, pe))
+_LSHM_CXX_AMO_TYPES(_LSHM_CXX_OLD)
+_LSHM_CXX_EXT_TYPES(_LSHM_CXX_OLDX)
+_LSHM_CXX_SWAP(int, int)
+_LSHM_CXX_SWAP(long long, longlong)
+_LSHM_CXX_SWAP(unsigned int, uint)
+_LSHM_CXX_SWAP(unsigned long, ulong)
+_LSHM_CXX_SWAP(unsigned long long, ulonglong)
+_LSHM_CXX_SWAP(float, float)
+_LSHM_CXX_SWAP(double, double)
 
 /* ---- point-to-point */
 /* the all/any/some forms and their _vector forms, of wait_until (the _all

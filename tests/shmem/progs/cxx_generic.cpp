@@ -103,13 +103,18 @@ template <typename T> static void deprecated_amo()
     bad += shmem_cswap(&w[0], T(6), T(8), t_me) != T(6) || w[0] != T(8);
     bad += shmem_fetch(&w[0], t_me) != T(8);
     shmem_barrier_all();
-    w[1] = 0;
-    shmem_barrier_all();
-    shmem_p(&w[1], T(1), (t_me + 1) % t_npes);
-    shmem_wait(&w[1], T(0));  // wait while it is 0
-    bad += w[1] != T(1);
-    shmem_barrier_all();
     CHECK(!bad, "deprecated amo: %d wrong", bad);
+    shmem_free(w);
+}
+
+// deprecated shmem_wait (short, int, long, long long): wait while it is 0
+template <typename T> static void deprecated_wait()
+{
+    T *w = sym<T>(1);
+    shmem_p(w, T(1), (t_me + 1) % t_npes);
+    shmem_wait(w, T(0));
+    CHECK(*w == T(1), "shmem_wait");
+    shmem_barrier_all();
     shmem_free(w);
 }
 
@@ -203,7 +208,8 @@ int main()
     t_section("C++ put/get/p/g/iput/iget/nbi");
     amo<int>(ctx), amo<long>(ctx), amo<unsigned long long>(ctx), amo<unsigned int>(ctx);
     t_section("C++ atomics");
-    deprecated_amo<int>(), deprecated_amo<long long>(), deprecated_amo<long>();
+    deprecated_amo<int>(), deprecated_amo<long long>(), deprecated_amo<long>(), deprecated_amo<unsigned int>();
+    deprecated_wait<int>(), deprecated_wait<long>(), deprecated_wait<long long>(), deprecated_wait<short>();
     t_section("C++ deprecated atomics and shmem_wait");
     p2p<int>(), p2p<long>(), p2p<unsigned short>(), p2p<unsigned long long>();
     t_section("C++ put_signal, waits and tests");
