@@ -21,7 +21,8 @@ static void reduce_eager(const char *call, const lshm_set_t *s, void *dest, cons
                          size_t esz, lshm_combine_fn fn, int count)
 {
     _Alignas(max_align_t) unsigned char acc[LSHM_EAGER]; /* dest may be the source */
-    memset(acc, 0, bytes); /* an exclusive scan's first member keeps zeros */
+    if (count == 0)
+        memset(acc, 0, bytes); /* an exclusive scan's first member */
     for (int k = 1; k < s->size; k++)
         lshm_chan_box_send(call, s->slot, lshm_set_pe(s, (s->my_idx + k) % s->size), src, bytes);
     for (int i = 0; i < s->size; i++) {
