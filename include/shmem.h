@@ -118,6 +118,8 @@ typedef struct {
     size_t total_ops;
 } shmem_ctx_session_config_t;
 #define SHMEM_CTX_SESSION_BATCH (1L << 0)
+/* not in 1.6's option list, but its own session example passes it: a hint too */
+#define SHMEM_CTX_SESSION_SAME_AMO (1L << 1)
 #define SHMEM_CTX_SESSION_TOTAL_OPS (1L << 0)
 
 #if defined(__GNUC__)
