@@ -1,7 +1,7 @@
 /* The <shmemx.h> extensions: names other implementations give beyond the
  * spec, kept apart from the standard routines. */
 #include "core/clock.h"
-#include "shmem_internal.h"
+#include "shmem/shmem_internal.h"
 
 #include <shmemx.h>
 

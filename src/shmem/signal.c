@@ -1,13 +1,19 @@
-/* put_signal, signal_fetch, signal_wait_until (1.5), signal_add/set (1.6). The data goes like any
- * put; the signal is an AMO (set or add) by the job's atomicity agent, after
- * the data is delivered: on this node the copy is complete and the atomic
- * orders after it; to another node a fence drains the data first. Signal
- * words are thus atomic with respect to other signal operations, AMOs and
- * waits on them, as the spec asks. */
+/* put_signal, signal_fetch, signal_wait_until (1.5), signal_add/set (1.6).
+ * The data goes like any put; the signal is an AMO (set or add) by the
+ * job's atomicity agent, after the data is delivered: on this node the copy
+ * is complete and the atomic orders after it; to another node a fence drains
+ * the data first. Signal words are thus atomic with respect to other signal
+ * operations, AMOs and waits on them, as the spec asks. */
 #include "shmem/shmem_internal.h"
 
 #define CALL lshm_name(__func__)
 #define CTXPE(ctx, pe) lshm_ctx_pe(CALL, ctx, pe)
+
+/* The one way a signal word changes (put_signal, signal_add/set). */
+static void signal_update(const char *call, uint64_t *sig, uint64_t signal, locus_rma_amo_op_t op, int pe)
+{
+    lshm_amo(call, op, sig, 8, signal, 0, pe, false);
+}
 
 static void put_signal(const char *call, void *dest, const void *src, size_t bytes, uint64_t *sig, uint64_t signal,
                        int sig_op, int pe, bool nbi)
@@ -16,7 +22,7 @@ static void put_signal(const char *call, void *dest, const void *src, size_t byt
         lshm_fatal(call, "sig_op %d: expected SHMEM_SIGNAL_SET or SHMEM_SIGNAL_ADD", sig_op);
     lshm_put(call, dest, src, bytes, pe, nbi);
     lshm_fence();
-    lshm_amo(call, sig_op == SHMEM_SIGNAL_SET ? LOCUS_RMA_AMO_SET : LOCUS_RMA_AMO_ADD, sig, 8, signal, 0, pe, false);
+    signal_update(call, sig, signal, sig_op == SHMEM_SIGNAL_SET ? LOCUS_RMA_AMO_SET : LOCUS_RMA_AMO_ADD, pe);
 }
 
 #define DEF_SIG(T, N)                                                                              \
@@ -72,17 +78,12 @@ LSHM_DEF(uint64_t, shmem_signal_wait_until, (uint64_t *sig_addr, int cmp, uint64
     }
 }
 
-/* 1.6: a signal update alone, by the same agent as put_signal's (so the two
- * are atomic with respect to each other, signal_fetch and waits). */
-static void signal_op(const char *call, uint64_t *sig, uint64_t signal, locus_rma_amo_op_t op, int pe)
-{
-    lshm_amo(call, op, sig, 8, signal, 0, pe, false);
-}
+/* 1.6: a signal update alone. */
 LSHM_DEF(void, shmem_signal_add, (uint64_t * sig_addr, uint64_t signal, int pe))
-{ signal_op(CALL, sig_addr, signal, LOCUS_RMA_AMO_ADD, CTXPE(SHMEM_CTX_DEFAULT, pe)); }
+{ signal_update(CALL, sig_addr, signal, LOCUS_RMA_AMO_ADD, CTXPE(SHMEM_CTX_DEFAULT, pe)); }
 LSHM_DEF(void, shmem_ctx_signal_add, (shmem_ctx_t ctx, uint64_t * sig_addr, uint64_t signal, int pe))
-{ signal_op(CALL, sig_addr, signal, LOCUS_RMA_AMO_ADD, CTXPE(ctx, pe)); }
+{ signal_update(CALL, sig_addr, signal, LOCUS_RMA_AMO_ADD, CTXPE(ctx, pe)); }
 LSHM_DEF(void, shmem_signal_set, (uint64_t * sig_addr, uint64_t signal, int pe))
-{ signal_op(CALL, sig_addr, signal, LOCUS_RMA_AMO_SET, CTXPE(SHMEM_CTX_DEFAULT, pe)); }
+{ signal_update(CALL, sig_addr, signal, LOCUS_RMA_AMO_SET, CTXPE(SHMEM_CTX_DEFAULT, pe)); }
 LSHM_DEF(void, shmem_ctx_signal_set, (shmem_ctx_t ctx, uint64_t * sig_addr, uint64_t signal, int pe))
-{ signal_op(CALL, sig_addr, signal, LOCUS_RMA_AMO_SET, CTXPE(ctx, pe)); }
+{ signal_update(CALL, sig_addr, signal, LOCUS_RMA_AMO_SET, CTXPE(ctx, pe)); }
