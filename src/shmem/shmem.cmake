@@ -43,6 +43,33 @@ install(PROGRAMS ${CMAKE_BINARY_DIR}/install/locus-oshcc ${CMAKE_BINARY_DIR}/ins
   DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(FILES ${CMAKE_BINARY_DIR}/locus-shmem.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 
+# The launcher: locus-oshrun, the spec's `oshrun -np N prog` over `locus run`.
+# The spec's names (Annex B: oshcc, oshc++, oshrun; oshCC and oshcxx as other
+# implementations spell C++) as symlinks in a directory of their own,
+# libexec/locus/osh: put it first in PATH and scripts that call oshcc and
+# oshrun use locus, without shadowing Open MPI's in /usr/bin otherwise.
+configure_file(${CMAKE_SOURCE_DIR}/tools/locus-oshrun ${CMAKE_BINARY_DIR}/bin/locus-oshrun COPYONLY)
+install(PROGRAMS ${CMAKE_SOURCE_DIR}/tools/locus-oshrun DESTINATION ${CMAKE_INSTALL_BINDIR})
+set(LOCUS_OSH_NAMES "oshcc=locus-oshcc;oshc++=locus-oshc++;oshCC=locus-oshc++;oshcxx=locus-oshc++;oshrun=locus-oshrun")
+file(MAKE_DIRECTORY ${CMAKE_BINARY_DIR}/osh)
+foreach(pair ${LOCUS_OSH_NAMES})
+  string(REPLACE "=" ";" pair "${pair}")
+  list(GET pair 0 alias)
+  list(GET pair 1 target)
+  file(CREATE_LINK ../bin/${target} ${CMAKE_BINARY_DIR}/osh/${alias} SYMBOLIC)
+endforeach()
+file(RELATIVE_PATH LOCUS_OSH_TO_BIN /p/${CMAKE_INSTALL_LIBEXECDIR}/locus/osh /p/${CMAKE_INSTALL_BINDIR})
+install(CODE "
+  set(osh \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBEXECDIR}/locus/osh\")
+  file(MAKE_DIRECTORY \"\${osh}\")
+  foreach(pair ${LOCUS_OSH_NAMES})
+    string(REPLACE \"=\" \";\" pair \"\${pair}\")
+    list(GET pair 0 alias)
+    list(GET pair 1 target)
+    message(STATUS \"Installing: \${osh}/\${alias} -> ${LOCUS_OSH_TO_BIN}/\${target}\")
+    file(CREATE_LINK \"${LOCUS_OSH_TO_BIN}/\${target}\" \"\${osh}/\${alias}\" SYMBOLIC)
+  endforeach()")
+
 if(BUILD_TESTING)
   add_test(NAME shmem.exports COMMAND ${CMAKE_COMMAND} -DNM=${CMAKE_NM} -DSHMEM=$<TARGET_FILE:locus_shmem>
     -P ${CMAKE_SOURCE_DIR}/cmake/check_shmem_exports.cmake)
@@ -64,6 +91,11 @@ if(BUILD_TESTING)
   add_test(NAME shmem_oshcc_cc_self COMMAND sh ${CMAKE_SOURCE_DIR}/tests/shmem/oshcc_cc_self.sh
     ${CMAKE_BINARY_DIR} ${CMAKE_SOURCE_DIR}/tests/shmem/progs/setup.c)
   set_tests_properties(shmem_oshcc_cc_self PROPERTIES LABELS "shmem;cli" TIMEOUT 240)
+  # locus-oshrun and the spec-named directory: oshcc builds, oshrun -np N runs,
+  # Open MPI-style runner options, bad options a usage error
+  add_test(NAME shmem_oshrun COMMAND sh ${CMAKE_SOURCE_DIR}/tests/shmem/oshrun.sh
+    ${CMAKE_BINARY_DIR} ${CMAKE_SOURCE_DIR}/tests/shmem/progs/setup.c)
+  set_tests_properties(shmem_oshrun PROPERTIES LABELS "shmem;cli;multiprocess" TIMEOUT 300)
 endif()
 
 # Unit tests (tests/unit/test_shmem*.cc) link the parts that stand alone:

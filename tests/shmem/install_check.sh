@@ -35,6 +35,11 @@ for p in a b c e; do
     echo "$out" | grep -q FAIL && { echo "FAIL: $p"; exit 1; }
     [ "$(echo "$out" | tail -n 1)" = done ] || { echo "FAIL: $p did not finish"; exit 1; }
 done
+# the launcher and the spec's names (libexec/locus/osh: oshcc, oshrun, ...)
+osh=$(ls -d "$tmp"/prefix/libexec/locus/osh 2>/dev/null) || { echo "FAIL: no libexec/locus/osh"; exit 1; }
+out=$("$bin/locus-oshrun" -np 2 "$tmp/a")
+[ "$(echo "$out" | tail -n 1)" = done ] && ! echo "$out" | grep -q FAIL || { echo "FAIL: locus-oshrun -np 2: $out"; exit 1; }
+"$osh/oshcc" -show x.c | grep -q -- "-llocus_shmem" || { echo "FAIL: libexec/locus/osh/oshcc -show"; exit 1; }
 # moved after install: pkg-config locus-shmem follows the tree
 mv "$tmp/prefix" "$tmp/moved"
 pc=$(ls -d "$tmp"/moved/lib*/pkgconfig "$tmp"/moved/lib/*/pkgconfig 2>/dev/null | head -1)
@@ -43,4 +48,9 @@ cc -O1 -I"$(dirname "$src")" "$src" -o "$tmp/d" $(pcshmem "$pc" --cflags) $(pcsh
 out=$("$tmp/moved/bin/locus" run -n 2 -- "$tmp/d")
 echo "$out"
 [ "$(echo "$out" | tail -n 1)" = done ] && ! echo "$out" | grep -q FAIL || { echo "FAIL: d (moved prefix)"; exit 1; }
+# and so do the spec-named symlinks (relative): oshcc builds, oshrun runs
+"$tmp/moved/libexec/locus/osh/oshcc" -O1 -I"$(dirname "$src")" "$src" -o "$tmp/g" -lpthread ||
+    { echo "FAIL: osh/oshcc after moving the prefix"; exit 1; }
+out=$("$tmp/moved/libexec/locus/osh/oshrun" -np 2 "$tmp/g")
+[ "$(echo "$out" | tail -n 1)" = done ] && ! echo "$out" | grep -q FAIL || { echo "FAIL: osh/oshrun after moving the prefix: $out"; exit 1; }
 echo PASS
