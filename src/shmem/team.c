@@ -1,4 +1,5 @@
 /* Teams and contexts. A team is (start, stride, size) in world PE numbers
+ * (member i is start + i*stride; a stride below zero lists them downwards)
  * plus a signal channel (slot) its collectives use. A split is collective
  * over the parent: the members AND their bitmaps of free slots (one
  * all-to-all exchange on the parent's channel) and take the lowest slot
@@ -108,6 +109,20 @@ LSHM_DEF(int, shmem_team_get_config, (shmem_team_t team, long config_mask, shmem
     return 0;
 }
 
+/* The index of world PE w in the team (start, stride, size), or -1. A
+ * stride may be negative (1.6: the members in reverse order) or, for a team
+ * of one, zero. */
+static int member_index(int start, int stride, int size, int w)
+{
+    int rel = w - start;
+    if (!stride)
+        return rel ? -1 : 0;
+    if (rel % stride)
+        return -1;
+    int idx = rel / stride;
+    return idx >= 0 && idx < size ? idx : -1;
+}
+
 LSHM_DEF(int, shmem_team_translate_pe, (shmem_team_t src_team, int src_pe, shmem_team_t dest_team))
 {
     if (!src_team || !dest_team)
@@ -115,10 +130,7 @@ LSHM_DEF(int, shmem_team_translate_pe, (shmem_team_t src_team, int src_pe, shmem
     lshm_team_t *s = lshm_team(CALL, src_team), *d = lshm_team(CALL, dest_team);
     if (src_pe < 0 || src_pe >= s->size)
         return -1;
-    int w = s->start + src_pe * s->stride, rel = w - d->start;
-    if (rel < 0 || (d->stride ? rel % d->stride : rel) || (d->stride ? rel / d->stride : 0) >= d->size)
-        return -1;
-    return d->stride ? rel / d->stride : 0;
+    return member_index(d->start, d->stride, d->size, s->start + src_pe * s->stride);
 }
 
 /* ---- splits ---- */
@@ -147,13 +159,13 @@ static int agree_slots(const char *call, lshm_team_t *parent, int want, int *slo
 
 static shmem_team_t make_team(int start, int stride, int size, int slot, const shmem_team_config_t *cfg, long mask)
 {
-    int rel = lshm.me - start;
-    if (size < 1 || rel < 0 || (stride ? rel % stride : rel) || (stride ? rel / stride : 0) >= size)
+    int idx = member_index(start, stride, size, lshm.me);
+    if (size < 1 || idx < 0)
         return SHMEM_TEAM_INVALID;
     lshm_team_t *t = calloc(1, sizeof *t);
     if (!t)
         lshm_fatal("shmem_team_split", "out of memory for a team");
-    *t = (lshm_team_t){LSHM_TEAM_MAGIC, start, stride ? stride : 1, size, stride ? rel / stride : 0, slot, {0}, 0, 0};
+    *t = (lshm_team_t){LSHM_TEAM_MAGIC, start, stride ? stride : 1, size, idx, slot, {0}, 0, 0};
     if (cfg && (mask & SHMEM_TEAM_NUM_CONTEXTS))
         t->cfg = *cfg, t->cfg_mask = mask;
     lshm.slots_used |= 1u << slot;
@@ -172,13 +184,15 @@ LSHM_DEF(int, shmem_team_split_strided, (shmem_team_t parent_team, int start, in
     if (!parent_team)
         return -1;
     lshm_team_t *p = lshm_team(call, parent_team);
-    if (size < 1 || start < 0 || start >= p->size || (stride < 1 && size > 1) ||
-        (int64_t)start + (int64_t)(size - 1) * stride >= p->size)
+    /* 1.6: a negative stride takes the members from start downwards (the new
+     * team in reverse order); a zero stride only for a team of one */
+    int64_t last = (int64_t)start + (int64_t)(size - 1) * stride;
+    if (size < 1 || start < 0 || start >= p->size || (!stride && size > 1) || last < 0 || last >= p->size)
         return -1; /* the same arguments everywhere: every PE returns here */
     int slot;
     if (agree_slots(call, p, 1, &slot))
         return -1;
-    int wstart = p->start + start * p->stride, wstride = p->stride * (stride < 1 ? 1 : stride);
+    int wstart = p->start + start * p->stride, wstride = p->stride * (stride ? stride : 1);
     *new_team = make_team(wstart, wstride, size, slot, config, config_mask);
     return 0;
 }

@@ -2,7 +2,7 @@
  * MPI 4.1 has none): shmem_team_ptr, shmem_pe_quiet, block-strided
  * ibput/ibget (typed, sized, context, generic), signal_add/set, sessions, and
  * the sum scans (inclusive, exclusive; small and large, in place, on a
- * strided team). */
+ * strided team), negative and zero strides of shmem_team_split_strided. */
 #include "tcommon.h"
 
 static shmem_team_t odds = SHMEM_TEAM_INVALID; /* world PEs 1, 3, 5, ... */
@@ -189,6 +189,68 @@ static void scans(void)
     shmem_free(s);
 }
 
+/* 1.6's strides: a negative one lists the members downwards from start (the
+ * new team in reverse order), a zero one makes a team of one; collectives,
+ * translations and team_ptr number the members in the team's order */
+static void split_strides(void)
+{
+    int n = t_npes, me = t_me;
+    shmem_team_t rev, down2, one, bad;
+    int rc = shmem_team_split_strided(SHMEM_TEAM_WORLD, n - 1, -1, n, NULL, 0, &rev);
+    CHECK(rc == 0 && rev != SHMEM_TEAM_INVALID, "split (n-1, -1, n): rc %d", rc);
+    CHECK(shmem_team_my_pe(rev) == n - 1 - me && shmem_team_n_pes(rev) == n, "reversed: my_pe %d of %d",
+          shmem_team_my_pe(rev), shmem_team_n_pes(rev));
+    CHECK(shmem_team_translate_pe(rev, 0, SHMEM_TEAM_WORLD) == n - 1, "reversed 0 -> WORLD");
+    CHECK(shmem_team_translate_pe(SHMEM_TEAM_WORLD, 0, rev) == n - 1, "WORLD 0 -> reversed");
+    int *x = shmem_malloc(sizeof(int)), *all = shmem_malloc((size_t)n * sizeof(int));
+    long *v = shmem_malloc(sizeof(long)), *in = shmem_malloc(sizeof(long));
+    CHECK(shmem_team_ptr(rev, x, 0) == shmem_ptr(x, n - 1), "team_ptr(reversed, 0) is not PE n-1's");
+    *x = me, *v = me;
+    shmem_team_sync(rev);
+    shmem_int_fcollect(rev, all, x, 1);
+    for (int i = 0; i < n; i++)
+        CHECK(all[i] == n - 1 - i, "reversed fcollect[%d] = %d", i, all[i]);
+    shmem_long_sum_inscan(rev, in, v, 1); /* members 0..i are world PEs n-1 down to me */
+    CHECK(*in == (long)(n - 1 + me) * (n - me) / 2, "reversed inscan %ld", *in);
+    shmem_team_sync(rev);
+    shmem_int_broadcast(rev, x, x, 1, 0);
+    CHECK(*x == n - 1, "reversed broadcast from its PE 0: %d", *x);
+    /* stride -2: world PEs n-1, n-3, ...; the same team split from the reversed one */
+    rc = shmem_team_split_strided(SHMEM_TEAM_WORLD, n - 1, -2, (n + 1) / 2, NULL, 0, &down2);
+    CHECK(rc == 0, "split (n-1, -2): rc %d", rc);
+    CHECK(((n - 1 - me) % 2 == 0) == (down2 != SHMEM_TEAM_INVALID), "stride -2 membership");
+    if (down2 != SHMEM_TEAM_INVALID) {
+        CHECK(shmem_team_my_pe(down2) == (n - 1 - me) / 2, "stride -2: my_pe %d", shmem_team_my_pe(down2));
+        shmem_team_sync(down2);
+        shmem_team_destroy(down2);
+    }
+    rc = shmem_team_split_strided(rev, 0, 2, (n + 1) / 2, NULL, 0, &down2);
+    CHECK(rc == 0 && ((n - 1 - me) % 2 == 0) == (down2 != SHMEM_TEAM_INVALID), "nested split of the reversed");
+    if (down2 != SHMEM_TEAM_INVALID) {
+        CHECK(shmem_team_translate_pe(down2, 0, SHMEM_TEAM_WORLD) == n - 1, "nested 0 -> WORLD");
+        shmem_team_destroy(down2);
+    }
+    /* stride 0: a team of one; with more, or wrapping around, invalid */
+    rc = shmem_team_split_strided(SHMEM_TEAM_WORLD, n - 1, 0, 1, NULL, 0, &one);
+    CHECK(rc == 0 && (me == n - 1) == (one != SHMEM_TEAM_INVALID), "split (n-1, 0, 1): rc %d", rc);
+    if (one != SHMEM_TEAM_INVALID) {
+        CHECK(shmem_team_my_pe(one) == 0 && shmem_team_n_pes(one) == 1, "team of one");
+        shmem_team_destroy(one);
+    }
+    if (n > 1) {
+        rc = shmem_team_split_strided(SHMEM_TEAM_WORLD, 0, 0, 2, NULL, 0, &bad);
+        CHECK(rc != 0 && bad == SHMEM_TEAM_INVALID, "stride 0 with size 2 accepted");
+        rc = shmem_team_split_strided(SHMEM_TEAM_WORLD, 0, -1, 2, NULL, 0, &bad);
+        CHECK(rc != 0 && bad == SHMEM_TEAM_INVALID, "a wrap below PE 0 accepted");
+    }
+    shmem_barrier_all();
+    shmem_team_destroy(rev);
+    shmem_free(in);
+    shmem_free(v);
+    shmem_free(all);
+    shmem_free(x);
+}
+
 int main(void)
 {
     t_init();
@@ -206,6 +268,8 @@ int main(void)
     t_section("sessions");
     scans();
     t_section("shmem_sum_inscan, shmem_sum_exscan");
+    split_strides();
+    t_section("shmem_team_split_strided: negative and zero strides");
     if (odds != SHMEM_TEAM_INVALID)
         shmem_team_destroy(odds);
     return t_finish();
