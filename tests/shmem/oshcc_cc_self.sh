@@ -3,7 +3,8 @@
 # `make CC=locus-oshcc` leaves it in the recipes' environment: the wrapper
 # must compile with the plain compiler, not call itself until the argument
 # list overflows. Also through a symlink to the wrapper, and -show prints cc;
-# a CC of several words is split as make splits it.
+# a CC of several words is split as make splits it; another implementation's
+# library on the command line is dropped.
 # usage: oshcc_cc_self.sh <build dir> <a C program>
 set -eu
 b=$1 prog=$2
@@ -35,4 +36,12 @@ case $show in cc\ *) ;; *) fail "-show with CC='locus-oshcc -DX=1' printed: $sho
 mkdir "$tmp/with space"
 ln -s "$(command -v gcc)" "$tmp/with space/gcc"
 CC="$tmp/with space/gcc" timeout 60 "$w" -o "$tmp/f" "$prog" || fail "CC='.../with space/gcc' (status $?)"
+# a build line naming another implementation's library (Open MPI's -loshmem,
+# SOS's -lsma, ...): dropped with a note, so the program is locus's alone (with
+# -loshmem first it linked Open MPI's library and crashed in its shmem_ calls)
+LOCUS_OSHCC_CC=cc timeout 60 "$w" -o "$tmp/g" "$prog" -loshmem -lsma -lshmem -loshmpi 2>"$tmp/err" ||
+    fail "-loshmem -lsma -lshmem -loshmpi: did not build: $(cat "$tmp/err")"
+grep -q "dropped -loshmem" "$tmp/err" && grep -q "dropped -lsma" "$tmp/err" || fail "no note of the dropped libraries: $(cat "$tmp/err")"
+ldd "$tmp/g" | grep -q "liblocus_shmem" || fail "-loshmem: not linked with liblocus_shmem"
+ldd "$tmp/g" | grep -Eq "liboshmem|libsma|libshmem\.|liboshmpi" && fail "-loshmem: another implementation linked: $(ldd "$tmp/g")"
 echo "oshcc_cc_self: 1 passed, 0 failed"
