@@ -135,7 +135,7 @@ _LSHM_P(shmem_clear_cache_inv) _LSHM_P(shmem_set_cache_inv) _LSHM_P(shmem_clear_
 _LSHM_P(shmem_set_cache_line_inv) _LSHM_P(shmem_udcflush) _LSHM_P(shmem_udcflush_line)
 
 /* OpenSHMEM 1.6 */
-_LSHM_P(shmem_team_ptr) _LSHM_P_CTX(pe_quiet) _LSHM_P(shmem_ctx_signal_add) _LSHM_P(shmem_ctx_signal_set)
+_LSHM_P(shmem_query_initialized) _LSHM_P(shmem_team_ptr) _LSHM_P_CTX(pe_quiet) _LSHM_P(shmem_ctx_signal_add) _LSHM_P(shmem_ctx_signal_set)
 #if defined(__cplusplus) && !defined(LSHM_NO_GENERICS)
 /* overloaded in C++ (the context form), and no typed twin has their type */
 void pshmem_signal_add(uint64_t *sig_addr, uint64_t signal, int pe);
@@ -152,7 +152,7 @@ _LSHM_SIZES(_LSHM_P_IB_SIZED)
 _LSHM_RED_ARITH_TYPES(_LSHM_P_SCAN)
 
 /* <shmemx.h> extensions */
-_LSHM_P(shmemx_wtime)
+_LSHM_P(shmemx_wtime) _LSHM_P(shmemx_query_initialized)
 
 #ifdef __cplusplus
 }

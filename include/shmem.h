@@ -530,8 +530,9 @@ void shmem_udcflush(void);
 void shmem_udcflush_line(void *dest);
 
 /* ---------------------------------------------------------------- OpenSHMEM 1.6 */
-/* Routines 1.6 adds that codes written for it call: team_ptr, pe_quiet,
- * block-strided RMA, signal_add/set, sessions, scans. */
+/* Routines 1.6 adds that codes written for it call: query_initialized,
+ * team_ptr, pe_quiet, block-strided RMA, signal_add/set, sessions, scans. */
+void shmem_query_initialized(int *initialized);
 void *shmem_team_ptr(shmem_team_t team, const void *dest, int pe);
 void shmem_pe_quiet(const int *target_pes, size_t npes);
 void shmem_ctx_pe_quiet(shmem_ctx_t ctx, const int *target_pes, size_t npes);

@@ -13,6 +13,8 @@ extern "C" {
  * clock: for timing code regions (Sandia OpenSHMEM's and OSSS's name). */
 #define HAVE_SHMEMX_WTIME 1
 double shmemx_wtime(void);
+/* Sandia OpenSHMEM's name for 1.6's shmem_query_initialized */
+void shmemx_query_initialized(int *initialized);
 
 #ifdef __cplusplus
 }

@@ -12,7 +12,10 @@
 
 #define LOST_GRACE_S 0.5 /* launcher mode: wait this long for the exit report of a closed rank */
 
-typedef enum { P_ABSENT, P_ARRIVED, P_LOST, P_BYE, P_GONE } peer_state_t;
+/* P_REJOIN: left (BYE), then said HELLO again to join the job anew (an
+ * OpenSHMEM program initialized again after shmem_finalize); waits for
+ * every rank to do the same. */
+typedef enum { P_ABSENT, P_ARRIVED, P_LOST, P_BYE, P_GONE, P_REJOIN } peer_state_t;
 
 typedef struct hub_conn {
     int fd;
@@ -27,7 +30,8 @@ typedef struct hub_peer {
     hub_conn_t *conn;
     peer_state_t st;
     double lost_at;
-    bool gave; /* contributed to the current collective */
+    bool gave;   /* contributed to the current collective */
+    bool exited; /* its process ended after it left (the launcher's report) */
 } hub_peer_t;
 
 struct locus_boot_hub {
@@ -42,6 +46,8 @@ struct locus_boot_hub {
     int nconn, capconn;
     hub_peer_t *peers;
     int arrived;
+    int rejoining;   /* ranks in P_REJOIN */
+    double t_rejoin; /* the first of them */
     /* the collective in progress */
     uint32_t seq;
     int gave, first_rank;

@@ -105,6 +105,38 @@ static void welcome_all(locus_boot_hub_t *h)
         send_to(h, r, W_WELCOME, 0, w, jl + ll);
 }
 
+/* A rank that left the job (BYE) joins it again: parked until every rank has
+ * done so, then the job starts over (collectives numbered from 0) with a
+ * WELCOME to all. Only a launcher's hub: a hub rank 0 serves ends with its
+ * own locus_boot_fini. */
+static void rejoin(locus_boot_hub_t *h, hub_conn_t *c, hub_peer_t *p, int rank)
+{
+    if (!h->launcher[0]) {
+        reject(c, "rank %d joins the job again after locus_boot_fini, but the hub at %s is rank 0's and ended "
+               "with it: joining again needs a launcher's hub (locus run)", rank, h->addr);
+        return;
+    }
+    for (int q = 0; q < h->size; q++)
+        if (h->peers[q].exited || h->peers[q].st == P_GONE) {
+            reject(c, "rank %d joins the job again, but rank %d has ended: the job cannot start over", rank, q);
+            return;
+        }
+    c->rank = rank;
+    p->conn = c;
+    p->st = P_REJOIN;
+    if (!h->rejoining++)
+        h->t_rejoin = lc_now_s();
+    for (int q = 0; q < h->size; q++)
+        if (h->peers[q].st != P_REJOIN)
+            return;
+    for (int q = 0; q < h->size; q++)
+        h->peers[q].st = P_ARRIVED;
+    h->rejoining = 0;
+    reset_collective(h);
+    h->seq = 0;
+    welcome_all(h);
+}
+
 static void on_hello(locus_boot_hub_t *h, hub_conn_t *c)
 {
     wire_hello_t m;
@@ -122,7 +154,10 @@ static void on_hello(locus_boot_hub_t *h, hub_conn_t *c)
                "(another job on this port? LOCUS_SIZE?)", h->addr, h->size, (int)m.size);
     else if (!p)
         reject(c, "rank %d: expected 0..%d", (int)m.rank, h->size - 1);
-    else if (p->st != P_ABSENT)
+    else if (p->st == P_BYE && !h->failed) {
+        rejoin(h, c, p, m.rank);
+        return;
+    } else if (p->st != P_ABSENT)
         reject(c, "rank %d already joined the job at %s (two processes with one rank, or "
                "another job on this port?)", (int)m.rank, h->addr);
     else if (h->failed) { /* late: say why the job is over */
@@ -236,7 +271,7 @@ void boot_hub_on_closed(locus_boot_hub_t *h, hub_conn_t *c)
 {
     int r = c->rank;
     boot_hub_conn_close(h, c);
-    if (r < 0 || h->peers[r].st != P_ARRIVED)
+    if (r < 0 || (h->peers[r].st != P_ARRIVED && h->peers[r].st != P_REJOIN))
         return;
     if (h->launcher[0]) { /* the launcher's exit report says more: wait for it briefly */
         h->peers[r].st = P_LOST;
@@ -256,7 +291,14 @@ void boot_hub_on_report(locus_boot_hub_t *h, hub_report_t rep)
     /* a BYE sent just before the exit may still wait in the socket */
     if (p->conn && !boot_hub_conn_read(h, p->conn))
         boot_hub_on_closed(h, p->conn);
-    if (p->st == P_BYE || p->st == P_GONE)
+    if (p->st == P_BYE) { /* ended after it left: fine, unless others wait to start over with it */
+        p->exited = true;
+        if (h->rejoining)
+            boot_hub_fail(h, "rank %d ended after leaving the job while %d rank%s joined it again", rep.rank,
+                          h->rejoining, h->rejoining == 1 ? "" : "s");
+        return;
+    }
+    if (p->st == P_GONE)
         return;
     char how[96];
     boot_describe_exit(rep.ws, how, sizeof how);
@@ -275,6 +317,16 @@ void boot_hub_check_timers(locus_boot_hub_t *h)
             h->peers[r].st = P_GONE;
             boot_hub_fail(h, "rank %d closed its connection to the hub without locus_boot_fini", r);
         }
+    if (!h->failed && h->rejoining && now - h->t_rejoin >= h->timeout) {
+        char missing[200] = "";
+        size_t n = 0;
+        for (int r = 0; r < h->size && n < sizeof missing - 16; r++)
+            if (h->peers[r].st != P_REJOIN)
+                n += (size_t)snprintf(missing + n, sizeof missing - n, "%s%d", n ? ", " : "", r);
+        hub_fail_code(h, (uint32_t)-LOCUS_ERR_TIMEOUT,
+                      "%s: %d of %d ranks joined the job again within %g s (LOCUS_BOOT_TIMEOUT); missing: %s",
+                      h->addr, h->rejoining, h->size, h->timeout, missing);
+    }
     if (h->failed || h->arrived == h->size || !h->arrived || now - h->t0 < h->timeout)
         return;
     char missing[200] = "";
@@ -304,6 +356,8 @@ int boot_hub_poll_ms(const locus_boot_hub_t *h)
     double now = lc_now_s(), next = 1e30;
     if (!h->failed && h->arrived && h->arrived < h->size)
         next = h->t0 + h->timeout;
+    if (!h->failed && h->rejoining && h->t_rejoin + h->timeout < next)
+        next = h->t_rejoin + h->timeout;
     for (int r = 0; r < h->size; r++)
         if (h->peers[r].st == P_LOST && h->peers[r].lost_at + LOST_GRACE_S < next)
             next = h->peers[r].lost_at + LOST_GRACE_S;

@@ -206,6 +206,9 @@ static void pmi1_abort(locus_boot_t *b, int status, const char *msg)
         sleep(5); /* hydra kills the job; if it does not, the caller exits */
 }
 
+/* hydra closes PMI_FD after a finalize: this process cannot join again */
+static atomic_bool pmi1_finalized;
+
 static locus_status_t pmi1_fini(locus_boot_t *b)
 {
     pmi1_t *p = b->impl;
@@ -213,6 +216,7 @@ static locus_status_t pmi1_fini(locus_boot_t *b)
     if (p && p->fd >= 0) {
         char reply[PMI_LINE];
         st = call(p, "cmd=finalize\n", "finalize_ack", reply, sizeof reply);
+        atomic_store(&pmi1_finalized, true);
         /* PMI_FD belongs to the launcher's environment: left open, so its
          * number is never reused for something else a later init would
          * write to */
@@ -259,6 +263,11 @@ locus_status_t boot_pmi1_open(locus_boot_t *b, const locus_boot_attr_t *attr)
         (st = boot_env_int("PMI_SIZE", 1, 1 << 24, &size)) ||
         (st = boot_env_int("PMI_RANK", 0, size - 1, &rank)))
         return st;
+    if (atomic_load(&pmi1_finalized))
+        return lc_err(LOCUS_ERR_UNSUPPORTED, "PMI-1: this process finalized its PMI-1 connection and "
+                      "the launcher closed PMI_FD=%d: joining the job again (an OpenSHMEM program "
+                      "initialized again after shmem_finalize) is not possible under mpiexec.hydra; "
+                      "locus run or mpirun (PMIx) allow it", fd);
     if (atomic_exchange(&pmi1_in_use, true))
         return lc_err(LOCUS_ERR_BUSY, "PMI-1: another locus_boot handle of this process already "
                       "talks over PMI_FD=%d (one per process)", fd);

@@ -158,11 +158,18 @@ static void pmix_abort(locus_boot_t *b, int status, const char *msg)
     api.abort(status, msg, NULL, 0); /* the server kills the namespace, this process too */
 }
 
+/* A process that finalized and then joins again races the others: its first
+ * fence can include processes the server still counts as finalized (Open
+ * MPI 4.1's mpirun answers PARTIAL SUCCESS, or not, as timing has it), so a
+ * second join is refused rather than left to chance. */
+static bool finalized_once;
+
 static locus_status_t pmix_fini(locus_boot_t *b)
 {
     pmix_state_t *s = b->impl;
     locus_status_t st = LOCUS_OK;
     if (s) {
+        finalized_once = true;
         pmix_status_t rc = api.finalize(NULL, 0); /* drops one reference */
         if (rc != PMIX_SUCCESS)
             st = fail(rc, "Finalize");
@@ -225,6 +232,10 @@ locus_status_t boot_pmix_open(locus_boot_t *b, const locus_boot_attr_t *attr)
     if (!getenv("PMIX_RANK") || !getenv("PMIX_NAMESPACE"))
         return lc_err(LOCUS_ERR_NOT_FOUND, "PMIX_RANK and PMIX_NAMESPACE are not set: not started "
                       "by a PMIx launcher");
+    if (finalized_once)
+        return lc_err(LOCUS_ERR_UNSUPPORTED, "PMIx: this process left the job (PMIx_Finalize); joining it "
+                      "again (an OpenSHMEM program initialized again after shmem_finalize) races the other "
+                      "processes' first fence under a PMIx launcher: locus run allows it");
     pthread_once(&api_once, load_api);
     if (!api.init)
         return lc_err(LOCUS_ERR_UNSUPPORTED, "PMIx launcher (PMIX_NAMESPACE=%s), but %s; install "

@@ -290,7 +290,13 @@ static locus_status_t who_am_i(const locus_boot_attr_t *attr, int *rank, int *si
     return LOCUS_OK;
 }
 
-/* Rank 0 serves the hub unless something answers at the address already. */
+/* Rank 0 serves the hub unless something answers at the address already.
+ * Only once per process: a hub rank 0 served ended with its locus_boot_fini,
+ * and the other ranks, joining the job again, could reach the old one while
+ * it closes or the new one, as timing has it; joining again is a launcher's
+ * hub's (locus run). */
+static bool served_once;
+
 static locus_status_t serve_if_needed(tcp_client_t *c, locus_boot_t *b, const char *address,
                                       const char *host, const char *port)
 {
@@ -298,6 +304,10 @@ static locus_status_t serve_if_needed(tcp_client_t *c, locus_boot_t *b, const ch
     c->fd = wire_connect(host, port, c->timeout < 1 ? c->timeout : 1, &err);
     if (c->fd >= 0)
         return LOCUS_OK;
+    if (served_once)
+        return lc_err(LOCUS_ERR_UNSUPPORTED, "%s: rank 0 served this job's rendezvous hub and ended it; "
+                      "joining the job again (an OpenSHMEM program initialized again after "
+                      "shmem_finalize) needs a launcher's hub: locus run, or mpirun (PMIx)", c->addr);
     const char *job = NULL;
     if (lc_tun_is_set(LC_TUN_JOB)) {
         locus_status_t st = lc_tun_string(LC_TUN_JOB, &job);
@@ -312,6 +322,7 @@ static locus_status_t serve_if_needed(tcp_client_t *c, locus_boot_t *b, const ch
         return lc_err(st, "%s: rank 0 serves the rendezvous hub, but %s (HOST must be an "
                       "address of rank 0's host)", c->addr, msg);
     }
+    served_once = true;
     lc_note(&b->notes, "rank 0 serves the rendezvous hub at %s", c->addr);
     return LOCUS_OK;
 }

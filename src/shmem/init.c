@@ -38,7 +38,7 @@ static void heap_init(const lshm_env_t *env)
         lshm_fatal_status("shmem_init", st, "reading LOCUS_RMA_*/LOCUS_HEAP_*");
     a.boot = lshm.boot;
     lshm.reserve = page_up(lshm_chan_bytes(lshm.npes));
-    uint64_t user = env->heap_size ? env->heap_size : a.heap_size;
+    uint64_t user = env->heap_var ? env->heap_size : a.heap_size; /* 0 is a size asked for */
     a.heap_size = page_up(user) + lshm.reserve;
     if ((st = locus_rma_init(&a, &lshm.rma))) {
         char b[32];
@@ -117,8 +117,8 @@ static int do_init(int requested, int *provided, bool fatal_on_error)
             *provided = lshm.thread_level;
         return 0;
     }
-    if (lshm.finalized)
-        lshm_fatal("shmem_init", "called after shmem_finalize: the library cannot be initialized again");
+    /* 1.6: after the last shmem_finalize the library may be initialized
+     * again: everything is set up afresh, joining the job again included */
     lshm_env_t env;
     char err[300];
     if (lshm_env_read(&env, err, sizeof err)) {
@@ -158,6 +158,7 @@ static int do_init(int requested, int *provided, bool fatal_on_error)
     if ((st = locus_rma_barrier(lshm.rma)))
         lshm_fatal_status("shmem_init", st, "start-up barrier");
     lshm.init_count = 1;
+    lshm.finalized = false;
     static bool registered;
     if (!registered) {
         on_exit(at_exit, NULL);
@@ -173,6 +174,13 @@ LSHM_DEF(void, shmem_init, (void)) { do_init(SHMEM_THREAD_SINGLE, NULL, true); }
 LSHM_DEF(int, shmem_init_thread, (int requested, int *provided))
 {
     return do_init(requested, provided, false);
+}
+
+/* 1.6: callable at any time, initialized or not */
+LSHM_DEF(void, shmem_query_initialized, (int *initialized))
+{
+    if (initialized)
+        *initialized = lshm.init_count > 0;
 }
 
 LSHM_DEF(void, shmem_query_thread, (int *provided))

@@ -6,3 +6,8 @@
 #include <shmemx.h>
 
 LSHM_DEF(double, shmemx_wtime, (void)) { return lc_now_s(); }
+LSHM_DEF(void, shmemx_query_initialized, (int *initialized))
+{
+    if (initialized)
+        *initialized = lshm.init_count > 0;
+}

@@ -101,7 +101,11 @@ LSHM_DEF(int, shmem_team_n_pes, (shmem_team_t team))
 
 LSHM_DEF(int, shmem_team_get_config, (shmem_team_t team, long config_mask, shmem_team_config_t *config))
 {
-    if (!team || !config)
+    if (!team)
+        return -1;
+    if (!config_mask) /* 1.6: no action, config may be NULL */
+        return 0;
+    if (!config)
         return -1;
     lshm_team_t *t = lshm_team(CALL, team);
     if (config_mask & SHMEM_TEAM_NUM_CONTEXTS)

@@ -108,13 +108,19 @@ TEST(ShmemSize, SpecSyntax)
     EXPECT_EQ(v, 3250586u);
     EXPECT_TRUE(lshm_parse_symmetric_size("2g", &v));
     EXPECT_EQ(v, 2ull << 30);
-    EXPECT_TRUE(lshm_parse_symmetric_size("1.5GiB", &v)) << "characters after the multiplier are ignored";
+    EXPECT_TRUE(lshm_parse_symmetric_size("1.5GiB", &v)) << "B or iB after the multiplier";
     EXPECT_EQ(v, 3ull << 29);
+    EXPECT_TRUE(lshm_parse_symmetric_size("512MB", &v));
+    EXPECT_EQ(v, 512ull << 20);
+    EXPECT_TRUE(lshm_parse_symmetric_size("0", &v)) << "non-negative: no heap beyond the library's";
+    EXPECT_EQ(v, 0u);
+    EXPECT_TRUE(lshm_parse_symmetric_size(" 8m ", &v));
+    EXPECT_EQ(v, 8ull << 20);
     EXPECT_TRUE(lshm_parse_symmetric_size("64k", &v));
     EXPECT_EQ(v, 65536u);
     EXPECT_TRUE(lshm_parse_symmetric_size("1T", &v));
     EXPECT_EQ(v, 1ull << 40);
-    for (const char *bad : {"", "M", "-5M", "0", "12X", "abc", "1e400"})
+    for (const char *bad : {"", "M", "-5M", "12X", "abc", "1e400", "20kk", "0x100", "1Gi", "2 G", "3MBx"})
         EXPECT_FALSE(lshm_parse_symmetric_size(bad, &v)) << bad;
 }
 

@@ -135,6 +135,12 @@ template <typename T> static void p2p()
         bad += shmem_wait_until_any(flag, t_npes, nullptr, SHMEM_CMP_EQ, T(1)) >= size_t(t_npes);
         shmem_wait_until(&flag[t_npes - 1], SHMEM_CMP_EQ, T(1));
         bad += shmem_test(&flag[0], SHMEM_CMP_NE, T(0)) != 1;
+        // a const array of comparison values (1.5's errata, 1.6) and a plain one
+        const T ones[T_MAXPE] = {T(1), T(1), T(1), T(1)};
+        T plain[T_MAXPE] = {T(1), T(1), T(1), T(1)};
+        shmem_wait_until_all_vector(flag, size_t(t_npes < 4 ? t_npes : 4), nullptr, SHMEM_CMP_EQ, ones);
+        bad += shmem_test_all_vector(flag, size_t(t_npes < 4 ? t_npes : 4), nullptr, SHMEM_CMP_EQ, ones) != 1;
+        bad += shmem_test_any_vector(flag, size_t(t_npes < 4 ? t_npes : 4), nullptr, SHMEM_CMP_EQ, plain) >= 4;
         bad += shmem_signal_wait_until(sig, SHMEM_CMP_EQ, uint64_t(t_npes)) != uint64_t(t_npes);
         bad += shmem_signal_wait_until(sig + 1, SHMEM_CMP_EQ, uint64_t(2 * t_npes)) != uint64_t(2 * t_npes);
     }
