@@ -107,13 +107,17 @@ static void welcome_all(locus_boot_hub_t *h)
 
 /* A rank that left the job (BYE) joins it again: parked until every rank has
  * done so, then the job starts over (collectives numbered from 0) with a
- * WELCOME to all. Only a launcher's hub: a hub rank 0 serves ends with its
- * own locus_boot_fini. */
+ * WELCOME to all. A hub rank 0 serves ends with rank 0's locus_boot_fini and
+ * rank 0 serves a new one when it joins again: the rank is told to retry. */
 static void rejoin(locus_boot_hub_t *h, hub_conn_t *c, hub_peer_t *p, int rank)
 {
-    if (!h->launcher[0]) {
-        reject(c, "rank %d joins the job again after locus_boot_fini, but the hub at %s is rank 0's and ended "
-               "with it: joining again needs a launcher's hub (locus run)", rank, h->addr);
+    if (!h->launcher[0]) { /* rank 0's: it ends with rank 0's fini; rank 0 serves a new one */
+        char msg[WIRE_TEXT_MAX];
+        snprintf(msg, sizeof msg, "rank %d joins the job again while rank 0's hub at %s closes: try again",
+                 rank, h->addr);
+        wire_send(c->fd, W_REJECT, WIRE_REJECT_RETRY, msg, strlen(msg) + 1, 1.0);
+        close(c->fd);
+        c->fd = -1;
         return;
     }
     for (int q = 0; q < h->size; q++)

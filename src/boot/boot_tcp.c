@@ -33,6 +33,7 @@ typedef struct tcp_client {
     pthread_cond_t cv; /* CLOCK_MONOTONIC */
     /* under mu */
     bool welcomed, ended, leaving, failed;
+    bool retry; /* the hub said: try again (a closing rank-0 hub met a re-join) */
     locus_status_t fail_code;
     char fail[WIRE_TEXT_MAX];
     char job[BOOT_JOB_MAX + 1], launcher[16];
@@ -130,6 +131,11 @@ static void *watch(void *arg)
         case W_GATHERED: ok = on_gathered(c, &h); break;
         case W_FAIL:
         case W_REJECT:
+            if (h.type == W_REJECT && h.arg == WIRE_REJECT_RETRY) {
+                pthread_mutex_lock(&c->mu);
+                c->retry = true;
+                pthread_mutex_unlock(&c->mu);
+            }
             if ((ok = read_text(c->fd, h.len, text, sizeof text)))
                 set_failed(c, h.type == W_REJECT ? LOCUS_ERR_INVALID : -(locus_status_t)h.arg,
                            text);
@@ -290,13 +296,7 @@ static locus_status_t who_am_i(const locus_boot_attr_t *attr, int *rank, int *si
     return LOCUS_OK;
 }
 
-/* Rank 0 serves the hub unless something answers at the address already.
- * Only once per process: a hub rank 0 served ended with its locus_boot_fini,
- * and the other ranks, joining the job again, could reach the old one while
- * it closes or the new one, as timing has it; joining again is a launcher's
- * hub's (locus run). */
-static bool served_once;
-
+/* Rank 0 serves the hub unless something answers at the address already. */
 static locus_status_t serve_if_needed(tcp_client_t *c, locus_boot_t *b, const char *address,
                                       const char *host, const char *port)
 {
@@ -304,10 +304,7 @@ static locus_status_t serve_if_needed(tcp_client_t *c, locus_boot_t *b, const ch
     c->fd = wire_connect(host, port, c->timeout < 1 ? c->timeout : 1, &err);
     if (c->fd >= 0)
         return LOCUS_OK;
-    if (served_once)
-        return lc_err(LOCUS_ERR_UNSUPPORTED, "%s: rank 0 served this job's rendezvous hub and ended it; "
-                      "joining the job again (an OpenSHMEM program initialized again after "
-                      "shmem_finalize) needs a launcher's hub: locus run, or mpirun (PMIx)", c->addr);
+
     const char *job = NULL;
     if (lc_tun_is_set(LC_TUN_JOB)) {
         locus_status_t st = lc_tun_string(LC_TUN_JOB, &job);
@@ -322,7 +319,6 @@ static locus_status_t serve_if_needed(tcp_client_t *c, locus_boot_t *b, const ch
         return lc_err(st, "%s: rank 0 serves the rendezvous hub, but %s (HOST must be an "
                       "address of rank 0's host)", c->addr, msg);
     }
-    served_once = true;
     lc_note(&b->notes, "rank 0 serves the rendezvous hub at %s", c->addr);
     return LOCUS_OK;
 }
@@ -376,6 +372,32 @@ static locus_status_t hello(tcp_client_t *c, locus_boot_t *b)
     return LOCUS_OK;
 }
 
+/* Joining the job again (after locus_boot_fini in this process: an
+ * OpenSHMEM program initialized again) may meet the hub rank 0 served the
+ * first time while it closes: it says retry, or closes before a WELCOME.
+ * Then this connection is dropped and the next one tried (rank 0 serves a
+ * new hub at the same address when it joins again), until the timeout. */
+static bool joined_once;
+
+static bool rejoin_again(tcp_client_t *c, uint64_t deadline)
+{
+    pthread_mutex_lock(&c->mu);
+    bool again = joined_once && !c->welcomed && (c->retry || c->ended) && lc_now_ns() < deadline;
+    pthread_mutex_unlock(&c->mu);
+    if (!again)
+        return false;
+    shutdown(c->fd, SHUT_RDWR);
+    pthread_join(c->thr, NULL);
+    close(c->fd);
+    c->fd = -1;
+    c->thr_started = false;
+    c->ended = c->failed = c->retry = false;
+    c->fail_code = LOCUS_OK;
+    c->fail[0] = '\0';
+    lc_sleep_ns(20000000);
+    return true;
+}
+
 locus_status_t boot_tcp_open(locus_boot_t *b, const locus_boot_attr_t *attr)
 {
     if (attr->kind != LOCUS_BOOT_TCP)
@@ -407,8 +429,13 @@ locus_status_t boot_tcp_open(locus_boot_t *b, const locus_boot_attr_t *attr)
     b->size = size;
     if (rank == 0 && (st = serve_if_needed(c, b, attr->address, host, port)))
         return st;
-    if ((st = connect_retrying(c, host, port)) || (st = hello(c, b)))
+    uint64_t deadline = lc_now_ns() + (uint64_t)(c->timeout * 1e9);
+    while ((st = connect_retrying(c, host, port)) == LOCUS_OK && (st = hello(c, b)) != LOCUS_OK &&
+           rejoin_again(c, deadline))
+        ;
+    if (st)
         return st;
     c->init_done = true;
+    joined_once = true;
     return LOCUS_OK;
 }

@@ -30,8 +30,9 @@ enum {
     W_BYE,
     W_ABORT,
     W_FAIL,
-    W_REJECT,
+    W_REJECT, /* arg WIRE_REJECT_RETRY: connect again (a closing hub met a re-join) */
 };
+#define WIRE_REJECT_RETRY 1u
 
 #define WIRE_MAGIC 0x4c4f4254u /* "LOBT" */
 #define WIRE_VERSION 1u
