@@ -34,6 +34,7 @@ typedef struct tcp_client {
     /* under mu */
     bool welcomed, ended, leaving, failed;
     bool retry; /* the hub said: try again (a closing rank-0 hub met a re-join) */
+    bool told;  /* the hub sent a FAIL: a reason, not a closing hub */
     locus_status_t fail_code;
     char fail[WIRE_TEXT_MAX];
     char job[BOOT_JOB_MAX + 1], launcher[16];
@@ -131,11 +132,10 @@ static void *watch(void *arg)
         case W_GATHERED: ok = on_gathered(c, &h); break;
         case W_FAIL:
         case W_REJECT:
-            if (h.type == W_REJECT && h.arg == WIRE_REJECT_RETRY) {
-                pthread_mutex_lock(&c->mu);
-                c->retry = true;
-                pthread_mutex_unlock(&c->mu);
-            }
+            pthread_mutex_lock(&c->mu);
+            c->retry |= h.type == W_REJECT && h.arg == WIRE_REJECT_RETRY;
+            c->told |= h.type == W_FAIL;
+            pthread_mutex_unlock(&c->mu);
             if ((ok = read_text(c->fd, h.len, text, sizeof text)))
                 set_failed(c, h.type == W_REJECT ? LOCUS_ERR_INVALID : -(locus_status_t)h.arg,
                            text);
@@ -304,7 +304,6 @@ static locus_status_t serve_if_needed(tcp_client_t *c, locus_boot_t *b, const ch
     c->fd = wire_connect(host, port, c->timeout < 1 ? c->timeout : 1, &err);
     if (c->fd >= 0)
         return LOCUS_OK;
-
     const char *job = NULL;
     if (lc_tun_is_set(LC_TUN_JOB)) {
         locus_status_t st = lc_tun_string(LC_TUN_JOB, &job);
@@ -382,7 +381,7 @@ static bool joined_once;
 static bool rejoin_again(tcp_client_t *c, uint64_t deadline)
 {
     pthread_mutex_lock(&c->mu);
-    bool again = joined_once && !c->welcomed && (c->retry || c->ended) && lc_now_ns() < deadline;
+    bool again = joined_once && !c->welcomed && (c->retry || (c->ended && !c->told)) && lc_now_ns() < deadline;
     pthread_mutex_unlock(&c->mu);
     if (!again)
         return false;
@@ -391,7 +390,7 @@ static bool rejoin_again(tcp_client_t *c, uint64_t deadline)
     close(c->fd);
     c->fd = -1;
     c->thr_started = false;
-    c->ended = c->failed = c->retry = false;
+    c->ended = c->failed = c->retry = c->told = false;
     c->fail_code = LOCUS_OK;
     c->fail[0] = '\0';
     lc_sleep_ns(20000000);
