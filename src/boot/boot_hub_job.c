@@ -82,15 +82,17 @@ static void hub_fail_code(locus_boot_hub_t *h, uint32_t code, const char *fmt, .
     va_end(ap);
 }
 
-static void reject(hub_conn_t *c, const char *fmt, ...) LOCUS_PRINTF(2, 3);
-static void reject(hub_conn_t *c, const char *fmt, ...)
+/* Refuse a connection with a message; arg WIRE_REJECT_RETRY tells the
+ * client to connect again. */
+static void reject(hub_conn_t *c, uint32_t arg, const char *fmt, ...) LOCUS_PRINTF(3, 4);
+static void reject(hub_conn_t *c, uint32_t arg, const char *fmt, ...)
 {
     char msg[WIRE_TEXT_MAX];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    wire_send(c->fd, W_REJECT, 0, msg, strlen(msg) + 1, 1.0);
+    wire_send(c->fd, W_REJECT, arg, msg, strlen(msg) + 1, 1.0);
     close(c->fd);
     c->fd = -1;
 }
@@ -112,17 +114,13 @@ static void welcome_all(locus_boot_hub_t *h)
 static void rejoin(locus_boot_hub_t *h, hub_conn_t *c, hub_peer_t *p, int rank)
 {
     if (!h->launcher[0]) { /* rank 0's: it ends with rank 0's fini; rank 0 serves a new one */
-        char msg[WIRE_TEXT_MAX];
-        snprintf(msg, sizeof msg, "rank %d joins the job again while rank 0's hub at %s closes: try again",
-                 rank, h->addr);
-        wire_send(c->fd, W_REJECT, WIRE_REJECT_RETRY, msg, strlen(msg) + 1, 1.0);
-        close(c->fd);
-        c->fd = -1;
+        reject(c, WIRE_REJECT_RETRY, "rank %d joins the job again while rank 0's hub at %s closes: try again",
+               rank, h->addr);
         return;
     }
     for (int q = 0; q < h->size; q++)
         if (h->peers[q].exited || h->peers[q].st == P_GONE) {
-            reject(c, "rank %d joins the job again, but rank %d has ended: the job cannot start over", rank, q);
+            reject(c, 0, "rank %d joins the job again, but rank %d has ended: the job cannot start over", rank, q);
             return;
         }
     c->rank = rank;
@@ -145,24 +143,24 @@ static void on_hello(locus_boot_hub_t *h, hub_conn_t *c)
 {
     wire_hello_t m;
     if (c->hdr.len != sizeof m) {
-        reject(c, "not a locus boot client (bad hello)");
+        reject(c, 0, "not a locus boot client (bad hello)");
         return;
     }
     memcpy(&m, c->buf, sizeof m);
     hub_peer_t *p = m.rank >= 0 && m.rank < h->size ? &h->peers[m.rank] : NULL;
     if (m.magic != WIRE_MAGIC || m.version != WIRE_VERSION)
-        reject(c, "hello version %u, magic %#x: expected a locus boot client of version %u",
+        reject(c, 0, "hello version %u, magic %#x: expected a locus boot client of version %u",
                m.version, m.magic, WIRE_VERSION);
     else if (m.size != h->size)
-        reject(c, "%s serves a job of %d processes; this process says size %d "
+        reject(c, 0, "%s serves a job of %d processes; this process says size %d "
                "(another job on this port? LOCUS_SIZE?)", h->addr, h->size, (int)m.size);
     else if (!p)
-        reject(c, "rank %d: expected 0..%d", (int)m.rank, h->size - 1);
+        reject(c, 0, "rank %d: expected 0..%d", (int)m.rank, h->size - 1);
     else if (p->st == P_BYE && !h->failed) {
         rejoin(h, c, p, m.rank);
         return;
     } else if (p->st != P_ABSENT)
-        reject(c, "rank %d already joined the job at %s (two processes with one rank, or "
+        reject(c, 0, "rank %d already joined the job at %s (two processes with one rank, or "
                "another job on this port?)", (int)m.rank, h->addr);
     else if (h->failed) { /* late: say why the job is over */
         wire_send(c->fd, W_FAIL, h->fail_code, h->fail, strlen(h->fail) + 1, 1.0);
@@ -254,7 +252,7 @@ void boot_hub_on_message(locus_boot_hub_t *h, hub_conn_t *c)
         if (c->hdr.type == W_HELLO)
             on_hello(h, c);
         else
-            reject(c, "expected a hello first");
+            reject(c, 0, "expected a hello first");
         return;
     }
     switch (c->hdr.type) {

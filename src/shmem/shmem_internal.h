@@ -36,6 +36,7 @@
 void pshmem_finalize(void);
 int pshmem_my_pe(void);
 int pshmem_n_pes(void);
+void pshmem_query_initialized(int *initialized);
 void pshmem_global_exit(int status) __attribute__((noreturn));
 void pshmem_free(void *ptr);
 void *pshmem_realloc(void *ptr, size_t size);

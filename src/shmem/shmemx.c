@@ -6,8 +6,5 @@
 #include <shmemx.h>
 
 LSHM_DEF(double, shmemx_wtime, (void)) { return lc_now_s(); }
-LSHM_DEF(void, shmemx_query_initialized, (int *initialized))
-{
-    if (initialized)
-        *initialized = lshm.init_count > 0;
-}
+/* Sandia OpenSHMEM's name for 1.6's shmem_query_initialized */
+LSHM_DEF(void, shmemx_query_initialized, (int *initialized)) { pshmem_query_initialized(initialized); }
