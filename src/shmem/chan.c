@@ -266,7 +266,7 @@ void lshm_set_allgather64(const char *call, const lshm_set_t *s, uint64_t mine, 
 
 lshm_set_t lshm_team_set(const lshm_team_t *t)
 {
-    return (lshm_set_t){t->start, t->stride, t->size, t->my_idx, t->slot};
+    return (lshm_set_t){t->start, t->stride, t->size, t->my_idx, t->slot, t->pes};
 }
 
 lshm_set_t lshm_aset(const char *call, int start, int log_stride, int size)
@@ -282,5 +282,5 @@ lshm_set_t lshm_aset(const char *call, int start, int log_stride, int size)
     if (rel < 0 || rel % stride || rel / stride >= size)
         lshm_fatal(call, "PE %d is not in the active set (PE_start %d, logPE_stride %d, PE_size %d) it called "
                    "the collective on", lshm.me, start, log_stride, size);
-    return (lshm_set_t){start, stride, size, rel / stride, LSHM_SLOT_ASET};
+    return (lshm_set_t){start, stride, size, rel / stride, LSHM_SLOT_ASET, NULL};
 }

@@ -209,6 +209,7 @@ LSHM_DEF(void, shmem_finalize, (void))
     lshm_alloc_destroy(lshm_heap_alloc);
     lshm_heap_alloc = NULL;
     free(lshm.reg[LSHM_HEAP].peer);
+    lshm_teams_fini();
     lshm_chan_fini();
     memset(lshm.reg, 0, sizeof lshm.reg);
     lshm.npes = 0; /* every later call fails its PE check and says why */

@@ -99,8 +99,9 @@ if(BUILD_TESTING)
 endif()
 
 # Unit tests (tests/unit/test_shmem*.cc) link the parts that stand alone:
-# the allocator and the size parser.
-add_library(locus_shmem_units STATIC ${CMAKE_SOURCE_DIR}/src/shmem/alloc.c ${CMAKE_SOURCE_DIR}/src/shmem/size.c)
+# the allocator, the size parser and a team's members.
+add_library(locus_shmem_units STATIC ${CMAKE_SOURCE_DIR}/src/shmem/alloc.c ${CMAKE_SOURCE_DIR}/src/shmem/size.c
+  ${CMAKE_SOURCE_DIR}/src/shmem/members.c)
 target_include_directories(locus_shmem_units PRIVATE ${CMAKE_SOURCE_DIR}/include ${CMAKE_SOURCE_DIR}/src)
 target_link_libraries(locus_shmem_units PRIVATE locus m)
 set(LOCUS_TEST_LIBS_shmem locus_shmem_units m)

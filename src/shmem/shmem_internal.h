@@ -62,6 +62,7 @@ enum { LSHM_SLOT_WORLD = 0, LSHM_SLOT_SHARED = 1, LSHM_SLOT_ASET = 2, LSHM_SLOT_
 typedef struct lshm_team {
     uint32_t magic;
     int start, stride, size; /* members: world PEs start + i*stride, i < size */
+    int *pes;                /* or, when they are no progression, member i is pes[i] (owned; members.c) */
     int my_idx;
     int slot;                /* signal channel */
     shmem_team_config_t cfg;
@@ -241,9 +242,13 @@ bool lshm_cmp_u64(int cmp, uint64_t v, uint64_t ref, int width, bool is_signed);
 
 typedef struct lshm_set {
     int start, stride, size, my_idx, slot;
+    const int *pes; /* a team's member list, or NULL (members.c) */
 } lshm_set_t;
 
-static inline int lshm_set_pe(const lshm_set_t *s, int idx) { return s->start + idx * s->stride; }
+static inline int lshm_set_pe(const lshm_set_t *s, int idx)
+{
+    return s->pes ? s->pes[idx] : s->start + idx * s->stride;
+}
 lshm_set_t lshm_team_set(const lshm_team_t *t);
 /* The active set (start, 2^log, size) (fatal if this PE is not in it or it
  * runs past the job). */
@@ -312,10 +317,27 @@ bool lshm_env_debug(void);
 bool lshm_parse_symmetric_size(const char *text, uint64_t *out);
 void lshm_print_info(const lshm_env_t *env);
 
+/* ---- members.c: a team's world PEs (a progression, or a list) ---- */
+
+static inline int lshm_team_pe(const lshm_team_t *t, int idx)
+{
+    return t->pes ? t->pes[idx] : t->start + idx * t->stride;
+}
+/* The index of world PE w in t, or -1. */
+int lshm_team_index(const lshm_team_t *t, int w);
+/* A new team (slot 0, no config) of the world PEs w[0..n), n >= 1, in that
+ * order; my_idx is world PE me's index or -1. NULL if out of memory. */
+lshm_team_t *lshm_team_of(const int *w, int n, int me);
+/* The team of parent's members start + i*stride, i < size (checked by the
+ * caller), as lshm_team_of. */
+lshm_team_t *lshm_team_sub(const lshm_team_t *parent, int start, int stride, int size, int me);
+void lshm_team_free(lshm_team_t *t);
+
 /* ---- team.c ---- */
 
 lshm_team_t *lshm_team(const char *call, shmem_team_t t);
 void lshm_teams_init(void);
+void lshm_teams_fini(void);
 
 /* ---- coll.c / reduce.c engines ---- */
 

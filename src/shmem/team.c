@@ -1,6 +1,6 @@
-/* Teams and contexts. A team is (start, stride, size) in world PE numbers
- * (member i is start + i*stride; a stride below zero lists them downwards)
- * plus a signal channel (slot) its collectives use. A split is collective
+/* Teams and contexts. A team is its members in world PE numbers (a
+ * progression start + i*stride, or a list: members.c) plus a signal channel
+ * (slot) its collectives use. A split is collective
  * over the parent: the members AND their bitmaps of free slots (one
  * all-to-all exchange on the parent's channel) and take the lowest slot
  * free everywhere, so teams that share a PE never share a channel; PEs left
@@ -53,34 +53,36 @@ int lshm_ctx_pe(const char *call, shmem_ctx_t ctx, int pe)
     }
     if (pe < 0 || pe >= t->size)
         lshm_fatal(call, "PE %d out of range for the context's team of %d PEs", pe, t->size);
-    return t->start + pe * t->stride;
+    return lshm_team_pe(t, pe);
 }
 
 void lshm_teams_init(void)
 {
-    lshm.world = (lshm_team_t){LSHM_TEAM_MAGIC, 0, 1, lshm.npes, lshm.me, LSHM_SLOT_WORLD, {0}, 0, 0};
-    /* SHARED: the PEs whose heap is mapped here, if they form one stride in
-     * world numbering (launchers place ranks by node in blocks or round
-     * robin); else this PE alone */
-    int first = -1, last = -1, n = 0;
+    lshm.world = (lshm_team_t){.magic = LSHM_TEAM_MAGIC, .start = 0, .stride = 1, .size = lshm.npes,
+                               .my_idx = lshm.me, .slot = LSHM_SLOT_WORLD};
+    /* SHARED: the PEs whose heap is mapped here (this PE among them), in
+     * world order; a list when the placement makes them no progression */
+    int *w = malloc((size_t)lshm.npes * sizeof *w), n = 0;
+    if (!w)
+        lshm_fatal("shmem_init", "out of memory for SHMEM_TEAM_SHARED's members");
     for (int pe = 0; pe < lshm.npes; pe++)
-        if (lshm.reg[LSHM_HEAP].peer[pe]) {
-            if (first < 0)
-                first = pe;
-            last = pe;
-            n++;
-        }
-    int stride = n > 1 ? (last - first) / (n - 1) : 1;
-    bool regular = n >= 1 && (n == 1 || (last - first) % (n - 1) == 0);
-    for (int k = 0; regular && k < n; k++)
-        regular = lshm.reg[LSHM_HEAP].peer[first + k * stride] != NULL;
-    if (regular)
-        lshm.shared = (lshm_team_t){LSHM_TEAM_MAGIC, first, stride, n, (lshm.me - first) / stride, LSHM_SLOT_SHARED,
-                                    {0}, 0, 0};
-    else
-        lshm.shared = (lshm_team_t){LSHM_TEAM_MAGIC, lshm.me, 1, 1, 0, LSHM_SLOT_SHARED, {0}, 0, 0};
+        if (lshm.reg[LSHM_HEAP].peer[pe])
+            w[n++] = pe;
+    lshm_team_t *sh = lshm_team_of(w, n, lshm.me);
+    free(w);
+    if (!sh || sh->my_idx < 0)
+        lshm_fatal("shmem_init", "SHMEM_TEAM_SHARED: %s", sh ? "this PE's own heap is not mapped" : "out of memory");
+    lshm.shared = *sh; /* the predefined team lives in lshm; its list moves with it */
+    lshm.shared.slot = LSHM_SLOT_SHARED;
+    free(sh);
     lshm.slots_used = (1u << LSHM_SLOT_FIRST_FREE) - 1;
     lshm.default_ctx = (lshm_ctx_t){LSHM_CTX_MAGIC, &lshm.world, 0};
+}
+
+void lshm_teams_fini(void)
+{
+    free(lshm.shared.pes);
+    lshm.shared.pes = NULL;
 }
 
 /* ---- queries ---- */
@@ -113,20 +115,6 @@ LSHM_DEF(int, shmem_team_get_config, (shmem_team_t team, long config_mask, shmem
     return 0;
 }
 
-/* The index of world PE w in the team (start, stride, size), or -1. A
- * stride may be negative (1.6: the members in reverse order) or, for a team
- * of one, zero. */
-static int member_index(int start, int stride, int size, int w)
-{
-    int rel = w - start;
-    if (!stride)
-        return rel ? -1 : 0;
-    if (rel % stride)
-        return -1;
-    int idx = rel / stride;
-    return idx >= 0 && idx < size ? idx : -1;
-}
-
 LSHM_DEF(int, shmem_team_translate_pe, (shmem_team_t src_team, int src_pe, shmem_team_t dest_team))
 {
     if (!src_team || !dest_team)
@@ -134,7 +122,7 @@ LSHM_DEF(int, shmem_team_translate_pe, (shmem_team_t src_team, int src_pe, shmem
     lshm_team_t *s = lshm_team(CALL, src_team), *d = lshm_team(CALL, dest_team);
     if (src_pe < 0 || src_pe >= s->size)
         return -1;
-    return member_index(d->start, d->stride, d->size, s->start + src_pe * s->stride);
+    return lshm_team_index(d, lshm_team_pe(s, src_pe));
 }
 
 /* ---- splits ---- */
@@ -161,15 +149,19 @@ static int agree_slots(const char *call, lshm_team_t *parent, int want, int *slo
     return 0;
 }
 
-static shmem_team_t make_team(int start, int stride, int size, int slot, const shmem_team_config_t *cfg, long mask)
+/* The team of the parent's members start + i*stride, i < size, on channel
+ * slot; SHMEM_TEAM_INVALID on the PEs left out. */
+static shmem_team_t make_team(const char *call, const lshm_team_t *parent, int start, int stride, int size, int slot,
+                              const shmem_team_config_t *cfg, long mask)
 {
-    int idx = member_index(start, stride, size, lshm.me);
-    if (size < 1 || idx < 0)
-        return SHMEM_TEAM_INVALID;
-    lshm_team_t *t = calloc(1, sizeof *t);
+    lshm_team_t *t = lshm_team_sub(parent, start, stride, size, lshm.me);
     if (!t)
-        lshm_fatal("shmem_team_split", "out of memory for a team");
-    *t = (lshm_team_t){LSHM_TEAM_MAGIC, start, stride ? stride : 1, size, idx, slot, {0}, 0, 0};
+        lshm_fatal(call, "out of memory for a team of %d PEs", size);
+    if (t->my_idx < 0) {
+        lshm_team_free(t);
+        return SHMEM_TEAM_INVALID;
+    }
+    t->slot = slot;
     if (cfg && (mask & SHMEM_TEAM_NUM_CONTEXTS))
         t->cfg = *cfg, t->cfg_mask = mask;
     lshm.slots_used |= 1u << slot;
@@ -196,8 +188,7 @@ LSHM_DEF(int, shmem_team_split_strided, (shmem_team_t parent_team, int start, in
     int slot;
     if (agree_slots(call, p, 1, &slot))
         return -1;
-    int wstart = p->start + start * p->stride, wstride = p->stride * (stride ? stride : 1);
-    *new_team = make_team(wstart, wstride, size, slot, config, config_mask);
+    *new_team = make_team(call, p, start, stride, size, slot, config, config_mask);
     return 0;
 }
 
@@ -222,8 +213,8 @@ LSHM_DEF(int, shmem_team_split_2d, (shmem_team_t parent_team, int xrange, const 
     int i = p->my_idx, row = i / xrange, col = i % xrange;
     int xsize = p->size - row * xrange < xrange ? p->size - row * xrange : xrange;
     int ysize = (p->size - col + xrange - 1) / xrange;
-    *xaxis_team = make_team(p->start + row * xrange * p->stride, p->stride, xsize, slots[0], xaxis_config, xaxis_mask);
-    *yaxis_team = make_team(p->start + col * p->stride, p->stride * xrange, ysize, slots[1], yaxis_config, yaxis_mask);
+    *xaxis_team = make_team(call, p, row * xrange, 1, xsize, slots[0], xaxis_config, xaxis_mask);
+    *yaxis_team = make_team(call, p, col, xrange, ysize, slots[1], yaxis_config, yaxis_mask);
     return 0;
 }
 
@@ -233,8 +224,7 @@ LSHM_DEF(void, shmem_team_destroy, (shmem_team_t team))
         return; /* the predefined teams cannot be destroyed */
     lshm_team_t *t = lshm_team(CALL, team);
     lshm.slots_used &= ~(1u << t->slot);
-    t->magic = 0;
-    free(t);
+    lshm_team_free(t);
 }
 
 /* ---- contexts ---- */

@@ -320,7 +320,7 @@ LSHM_DEF(void *, shmem_team_ptr, (shmem_team_t team, const void *dest, int pe))
     const lshm_team_t *t = lshm_team(call, team);
     if (pe < 0 || pe >= t->size)
         return NULL;
-    return pshmem_ptr(dest, t->start + pe * t->stride);
+    return pshmem_ptr(dest, lshm_team_pe(t, pe));
 }
 
 LSHM_DEF(int, shmem_addr_accessible, (const void *addr, int pe))

@@ -1,5 +1,6 @@
 // liblocus_shmem's stand-alone parts: the deterministic symmetric allocator
-// (src/shmem/alloc.c) and SHMEM_SYMMETRIC_SIZE's syntax (src/shmem/size.c).
+// (src/shmem/alloc.c), SHMEM_SYMMETRIC_SIZE's syntax (src/shmem/size.c) and
+// a team's members (src/shmem/members.c).
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -16,6 +17,11 @@ bool lshm_alloc_free(lshm_alloc_t *a, uint64_t off);
 bool lshm_alloc_resize(lshm_alloc_t *a, uint64_t off, uint64_t size);
 uint64_t lshm_alloc_in_use(const lshm_alloc_t *a);
 bool lshm_parse_symmetric_size(const char *text, uint64_t *out);
+typedef struct lshm_team lshm_team_t;
+int lshm_team_index(const lshm_team_t *t, int w);
+lshm_team_t *lshm_team_of(const int *w, int n, int me);
+lshm_team_t *lshm_team_sub(const lshm_team_t *parent, int start, int stride, int size, int me);
+void lshm_team_free(lshm_team_t *t);
 }
 
 namespace {
@@ -122,6 +128,61 @@ TEST(ShmemSize, SpecSyntax)
     EXPECT_EQ(v, 1ull << 40);
     for (const char *bad : {"", "M", "-5M", "12X", "abc", "1e400", "20kk", "0x100", "1Gi", "2 G", "3MBx"})
         EXPECT_FALSE(lshm_parse_symmetric_size(bad, &v)) << bad;
+}
+
+// The team's members, read back through lshm_team_index over world PEs
+// 0..npes-1: member i at index i, everyone else -1.
+void expect_members(const lshm_team_t *t, std::vector<int> want, int npes)
+{
+    ASSERT_NE(t, nullptr);
+    for (int w = 0; w < npes; w++) {
+        int idx = -1;
+        for (size_t i = 0; i < want.size(); i++)
+            if (want[i] == w)
+                idx = (int)i;
+        EXPECT_EQ(lshm_team_index(t, w), idx) << "world PE " << w;
+    }
+}
+
+TEST(ShmemTeam, ProgressionAndList)
+{
+    const int block[] = {4, 5, 6, 7}, robin[] = {1, 3, 5}, uneven[] = {0, 2, 3}, down[] = {6, 4, 2};
+    lshm_team_t *t = lshm_team_of(block, 4, 6);
+    expect_members(t, {4, 5, 6, 7}, 10);
+    lshm_team_free(t);
+    t = lshm_team_of(robin, 3, 3);
+    expect_members(t, {1, 3, 5}, 10);
+    lshm_team_free(t);
+    t = lshm_team_of(down, 3, 2);
+    expect_members(t, {6, 4, 2}, 10);
+    lshm_team_free(t);
+    // mpirun --map-by node over nodes of 3 and 1 slots: node A holds 0, 2, 3
+    t = lshm_team_of(uneven, 3, 2);
+    expect_members(t, {0, 2, 3}, 10);
+    lshm_team_free(t);
+    EXPECT_EQ(lshm_team_of(block, 0, 4), nullptr);
+}
+
+TEST(ShmemTeam, SplitsOfAList)
+{
+    const int node[] = {0, 1, 3, 6, 7};
+    lshm_team_t *p = lshm_team_of(node, 5, 3);
+    lshm_team_t *t = lshm_team_sub(p, 0, 2, 3, 3); // parent indices 0, 2, 4
+    expect_members(t, {0, 3, 7}, 10);
+    lshm_team_free(t);
+    t = lshm_team_sub(p, 4, -1, 5, 3); // reversed (1.6 negative stride)
+    expect_members(t, {7, 6, 3, 1, 0}, 10);
+    lshm_team_t *u = lshm_team_sub(t, 1, 1, 3, 3); // a split of the split
+    expect_members(u, {6, 3, 1}, 10);
+    lshm_team_free(u);
+    lshm_team_free(t);
+    t = lshm_team_sub(p, 2, 1, 2, 3); // 3, 6: a progression again
+    expect_members(t, {3, 6}, 10);
+    lshm_team_free(t);
+    t = lshm_team_sub(p, 3, 0, 1, 3); // a team of one by stride 0
+    expect_members(t, {6}, 10);
+    lshm_team_free(t);
+    lshm_team_free(p);
 }
 
 } // namespace
