@@ -4,7 +4,7 @@
 # (LOCUS_BOOT=tcp on A's link address, the hub served by PE 0), RDMA over
 # the link's Soft-RoCE device. PLACE is a count PPG (a job of 2*PPG PEs,
 # guest A holding PEs 0..PPG-1, B the rest) or the world PEs of each guest,
-# "A/B" with commas ("0,1,3/2": the uneven placement of mpirun --map-by node
+# "A/B" with commas ("0,2,3/1": the uneven placement of mpirun --map-by node
 # over nodes of 3 and 1 slots; PE 0 must be on A). Exit status: the first
 # failing PE's. The test programs print from PE 0 (guest A) and end with
 # "done"; a failed section prints "FAIL".

@@ -1,8 +1,8 @@
 /* SHMEM_TEAM_SHARED on any placement (1.5, checked against the spec only):
  * the team is exactly the PEs whose heap shmem_ptr reaches, in world order,
  * whether or not they form a progression of world numbers (mpirun --map-by
- * node over nodes with unequal slots puts world PEs 0, 1, 3 on one node and
- * 2 on another). Its numbering, translate both ways, team_ptr, collectives
+ * node over nodes of 3 and 1 slots puts world PEs 0, 2, 3 on one node and 1
+ * on the other). Its numbering, translate both ways, team_ptr, collectives
  * (sync, broadcast, fcollect, alltoall, sum), a team context, and teams split
  * from it (strided, reversed, 2-D, nested). On one node SHARED is WORLD; the
  * VM pair suite runs it on an irregular placement too. Output is the same on
