@@ -1,9 +1,10 @@
-/* A team's members in world PE numbers. Every launcher placement and every
- * strided or 2-D split of a progression gives a progression (start, stride):
- * that is what a team holds in the common case, and member i costs one
- * multiply. SHMEM_TEAM_SHARED is the exception: a node can hold world PEs
- * that form no progression (mpirun --map-by node over nodes with unequal
- * slots puts 0, 2, 3 on one node and 1 on the other), and the spec wants the
+/* A team's members in world PE numbers. WORLD, every strided or 2-D split of
+ * a progression, and SHARED under block or round-robin placement over equal
+ * nodes are progressions (start, stride): that is what a team holds in the
+ * common case, and member i costs one multiply. SHARED can be the exception:
+ * a node can hold world PEs that form no progression (mpirun --map-by node
+ * over nodes of 3 and 1 slots puts 0, 2, 3 on one node and 1 on the
+ * other), and the spec wants the
  * team to be every PE whose heap shmem_ptr reaches. Such a team, and the
  * teams split from it, keep an explicit list instead. Pure functions over
  * lshm_team_t's member fields (no job state), so unit tests drive them. */
