@@ -84,9 +84,12 @@ static bool on_welcome(tcp_client_t *c, uint64_t len)
     if (len > sizeof w - 1 || !wire_read_all(c->fd, w, (size_t)len))
         return false;
     w[len] = '\0';
-    const char *launcher = w + strlen(w) + 1;
+    size_t jlen = strlen(w);
+    if (jlen >= sizeof c->job)
+        return false; /* a job id longer than any hub sends */
+    const char *launcher = w + jlen + 1;
     pthread_mutex_lock(&c->mu);
-    snprintf(c->job, sizeof c->job, "%s", w);
+    memcpy(c->job, w, jlen + 1);
     snprintf(c->launcher, sizeof c->launcher, "%s", launcher < w + len ? launcher : "");
     c->welcomed = true;
     pthread_cond_broadcast(&c->cv);

@@ -4,10 +4,10 @@
  * common case, and member i costs one multiply. SHARED can be the exception:
  * a node can hold world PEs that form no progression (mpirun --map-by node
  * over nodes of 3 and 1 slots puts 0, 2, 3 on one node and 1 on the
- * other), and the spec wants the
- * team to be every PE whose heap shmem_ptr reaches. Such a team, and the
- * teams split from it, keep an explicit list instead. Pure functions over
- * lshm_team_t's member fields (no job state), so unit tests drive them. */
+ * other), and the spec wants the team to be every PE whose heap shmem_ptr
+ * reaches. Such a team, and the teams split from it, keep an explicit list
+ * instead. Pure functions over lshm_team_t's member fields (no job state),
+ * so unit tests drive them. */
 #include "shmem/shmem_internal.h"
 
 #include <stdlib.h>
