@@ -311,6 +311,20 @@ void boot_hub_on_report(locus_boot_hub_t *h, hub_report_t rep)
     boot_hub_fail(h, "rank %d %s%s", rep.rank, how, before ? " before joining the job" : "");
 }
 
+/* For a timeout message: the first 8 ranks whose state is st (is) or is not
+ * st (!is), "3, 5, ..." when there are more. */
+static void ranks_where(const locus_boot_hub_t *h, peer_state_t st, bool is, char *buf, size_t len)
+{
+    size_t n = 0;
+    int shown = 0;
+    buf[0] = '\0';
+    for (int r = 0; r < h->size; r++)
+        if ((h->peers[r].st == st) == is && shown++ < 8)
+            n += (size_t)snprintf(buf + n, len - n, "%s%d", n ? ", " : "", r);
+    if (shown > 8)
+        snprintf(buf + n, len - n, ", ...");
+}
+
 void boot_hub_check_timers(locus_boot_hub_t *h)
 {
     double now = lc_now_s();
@@ -319,28 +333,19 @@ void boot_hub_check_timers(locus_boot_hub_t *h)
             h->peers[r].st = P_GONE;
             boot_hub_fail(h, "rank %d closed its connection to the hub without locus_boot_fini", r);
         }
+    char missing[128];
     if (!h->failed && h->rejoining && now - h->t_rejoin >= h->timeout) {
-        char missing[200] = "";
-        size_t n = 0;
-        for (int r = 0; r < h->size && n < sizeof missing - 16; r++)
-            if (h->peers[r].st != P_REJOIN)
-                n += (size_t)snprintf(missing + n, sizeof missing - n, "%s%d", n ? ", " : "", r);
+        ranks_where(h, P_REJOIN, false, missing, sizeof missing);
         hub_fail_code(h, (uint32_t)-LOCUS_ERR_TIMEOUT,
                       "%s: %d of %d ranks joined the job again within %g s (LOCUS_BOOT_TIMEOUT); missing: %s",
                       h->addr, h->rejoining, h->size, h->timeout, missing);
     }
     if (h->failed || h->arrived == h->size || !h->arrived || now - h->t0 < h->timeout)
         return;
-    char missing[200] = "";
-    size_t n = 0;
-    int shown = 0;
-    for (int r = 0; r < h->size && n < sizeof missing - 16; r++)
-        if (h->peers[r].st == P_ABSENT && shown++ < 8)
-            n += (size_t)snprintf(missing + n, sizeof missing - n, "%s%d", n ? ", " : "", r);
+    ranks_where(h, P_ABSENT, true, missing, sizeof missing);
     hub_fail_code(h, (uint32_t)-LOCUS_ERR_TIMEOUT,
-             "%s: %d of %d ranks arrived within %g s (LOCUS_BOOT_TIMEOUT); missing: %s%s",
-             h->addr, h->arrived, h->size, h->timeout, missing,
-             h->size - h->arrived > 8 ? ", ..." : "");
+                  "%s: %d of %d ranks arrived within %g s (LOCUS_BOOT_TIMEOUT); missing: %s", h->addr,
+                  h->arrived, h->size, h->timeout, missing);
 }
 
 bool boot_hub_all_left(const locus_boot_hub_t *h)

@@ -38,8 +38,9 @@ void lshm_fatal_status(const char *call, locus_status_t st, const char *what)
 void lshm_require_init(const char *call)
 {
     if (lshm.init_count <= 0)
-        lshm_fatal(call, "%s", lshm.finalized ? "called after shmem_finalize: the library is shut down"
-                                              : "called before shmem_init: call shmem_init first");
+        lshm_fatal(call, "%s",
+                   lshm.finalized ? "called after shmem_finalize: the library is shut down (shmem_init starts it again)"
+                                  : "called before shmem_init: call shmem_init first");
 }
 
 /* shmem_my_pe / shmem_n_pes outside init..finalize answer -1 (1.5 leaves it

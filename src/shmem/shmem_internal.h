@@ -80,7 +80,7 @@ typedef struct lshm_ctx {
 
 typedef struct lshm_state {
     int init_count;          /* shmem_init calls not yet finalized */
-    bool finalized;          /* shmem_finalize ran (a later init is refused) */
+    bool finalized;          /* the last shmem_finalize ran (calls now say so; a later init starts afresh) */
     bool start_pes;          /* initialized by start_pes: finalize at exit */
     bool exiting;            /* global_exit in progress */
     int exit_status;         /* nonzero: a start_pes PE in its implicit finalize, leaving with it */
