@@ -140,8 +140,8 @@ _LSHM_CXX_SWAP(double, double)
 /* the all/any/some forms and their _vector forms, of wait_until (the _all
  * form returns nothing) and of test (it returns int). The C API's
  * cmp_values is TYPE * as in the 1.5 synopsis (bindings generated from it
- * match); 1.5's errata and 1.6 make it const, so the generic names also take
- * a const array here (the routines only read it). */
+ * match); 1.5's errata and 1.6 make it const, so the generic names take a
+ * const array (a plain one converts; the routines only read it). */
 #define _LSHM_CXX_P2P_SET(K, RALL, T, N)                                                           \
     _LSHM_CXX(RALL, shmem_##K##_all, shmem_##N##_##K##_all, (T * v, size_t n, const int *st, int cmp, T x), \
               (v, n, st, cmp, x))                                                                  \
@@ -149,12 +149,6 @@ _LSHM_CXX_SWAP(double, double)
               (T * v, size_t n, const int *st, int cmp, T x), (v, n, st, cmp, x))                  \
     _LSHM_CXX(size_t, shmem_##K##_some, shmem_##N##_##K##_some,                                    \
               (T * v, size_t n, size_t *idx, const int *st, int cmp, T x), (v, n, idx, st, cmp, x)) \
-    _LSHM_CXX(RALL, shmem_##K##_all_vector, shmem_##N##_##K##_all_vector,                          \
-              (T * v, size_t n, const int *st, int cmp, T *x), (v, n, st, cmp, x))                 \
-    _LSHM_CXX(size_t, shmem_##K##_any_vector, shmem_##N##_##K##_any_vector,                        \
-              (T * v, size_t n, const int *st, int cmp, T *x), (v, n, st, cmp, x))                 \
-    _LSHM_CXX(size_t, shmem_##K##_some_vector, shmem_##N##_##K##_some_vector,                      \
-              (T * v, size_t n, size_t *idx, const int *st, int cmp, T *x), (v, n, idx, st, cmp, x)) \
     _LSHM_CXX(RALL, shmem_##K##_all_vector, shmem_##N##_##K##_all_vector,                          \
               (T * v, size_t n, const int *st, int cmp, const T *x), (v, n, st, cmp, (T *)x))      \
     _LSHM_CXX(size_t, shmem_##K##_any_vector, shmem_##N##_##K##_any_vector,                        \
