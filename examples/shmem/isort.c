@@ -145,6 +145,8 @@ int main(int argc, char **argv)
         printf("RESULT impl=%s pes=%d test=isort keys_per_pe=%ld value=%.0f unit=keys/s/PE exchange_ms=%.3f "
                "check=%s\n", strstr(name, "locus") ? "locus" : "openmpi", npes, n, (double)n / med,
                tx[iters / 2] * 1e3, bad ? "FAIL" : "ok");
+    free(keys), free(send), free(start), free(hist), free(t), free(tx);
+    shmem_free(recv), shmem_free(counts), shmem_free(incoming), shmem_free(offs_for), shmem_free(offs_at);
     shmem_finalize();
     return bad ? 1 : 0;
 }
