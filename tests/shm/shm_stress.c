@@ -322,6 +322,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "rank %d: expected a real CMA refusal note, notes: '%s'\n", me, notes);
         return 1;
     }
+    for (int r = 0; r < n; r++) /* heap buffers go with the endpoint */
+        if (r != me && !p[r].heap)
+            free(p[r].sbuf), free(p[r].rbuf);
+    free(p);
     locus_shm_finalize(ep);
     if (boot && (st = locus_boot_fini(boot)))
         return fail_lib(me, "boot fini", st);

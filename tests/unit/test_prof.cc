@@ -135,9 +135,7 @@ TEST(ProfShimLog, AllocFreePagesAccess)
     EXPECT_TRUE(s->acc.v[1].first);
     EXPECT_FALSE(s->acc.v[1].present);
     EXPECT_EQ(s->shim_procs, 1);
-    free(s->alloc.v);
-    free(s->acc.v);
-    free(s);
+    prof_session_free(s);
 }
 
 // A record shorter than its type's fields is damaged: skipped, never read
@@ -187,9 +185,7 @@ TEST(ProfShimLog, ShortRecordsAreSkipped)
     EXPECT_EQ(s->acc.n, 0u);
     EXPECT_EQ(s->shim_procs, 1);
     EXPECT_FALSE(s->crash.valid);
-    free(s->alloc.v);
-    free(s->acc.v);
-    free(s);
+    prof_session_free(s);
 }
 
 TEST(ProfPerf, ParsesSampleWithCallchainAndStack)
@@ -224,9 +220,7 @@ TEST(ProfPerf, ParsesSampleWithCallchainAndStack)
     ASSERT_GE(t.chain, 0);
     EXPECT_EQ(s->chains.v[t.chain].n, 2);
     EXPECT_EQ(s->chains.v[t.chain].ip[1], 0x402000u);
-    free(s->touch.v);
-    free(s->chains.v);
-    free(s);
+    prof_session_free(s);
 }
 
 // VEC_PUSH is C (void * to T *): the tests grow the vectors themselves
@@ -285,10 +279,7 @@ static void push_access(prof_session_t *s, uint64_t time, uint64_t addr, bool fi
 static void free_session(prof_session_t *s, prof_result_t *r)
 {
     prof_result_free(r);
-    free(s->acc.v);
-    free(s->touch.v);
-    free(s->alloc.v);
-    free(s);
+    prof_session_free(s);
 }
 
 // A fault on a page already touched (a NUMA hinting fault, the write fault
@@ -416,7 +407,7 @@ static std::string pattern_of(uint64_t seed, int samples, bool part)
     std::string p = v->pattern;
     free(v->acc_lines.v);
     free(v);
-    free(s);
+    prof_session_free(s);
     return p;
 }
 
@@ -573,8 +564,7 @@ TEST(ProfFinding, PolicySetFromOutsideIsNamed)
     EXPECT_NE(f.find("field.c:24"), std::string::npos) << f;
     EXPECT_NE(f.find("not by the first touch"), std::string::npos) << f;
     free_var(v);
-    free(s->starts.v);
-    free(s);
+    prof_session_free(s);
 
     s = new_session(); // no policy at start: not "from outside"
     v = bound_var(s, 0);
@@ -582,8 +572,7 @@ TEST(ProfFinding, PolicySetFromOutsideIsNamed)
     EXPECT_STREQ(v->pattern, "policy-placement");
     EXPECT_EQ(std::string(v->finding).find("outside"), std::string::npos) << v->finding;
     free_var(v);
-    free(s->starts.v);
-    free(s);
+    prof_session_free(s);
 
     s = new_session(); // touched where it lies: nothing to say
     v = bound_var(s, 2);
@@ -592,8 +581,7 @@ TEST(ProfFinding, PolicySetFromOutsideIsNamed)
     prof_finding(s, v);
     EXPECT_STRNE(v->pattern, "policy-placement");
     free_var(v);
-    free(s->starts.v);
-    free(s);
+    prof_session_free(s);
 }
 
 // Two ranks' profiles as `locus profile -o prof.%r.json` writes them (only
