@@ -37,5 +37,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort(); /* accepted files carry an L3 size */
     unsetenv("LOCUS_TUNE_FILE");
     lc_tune_reset();
+    unlink(path); /* nothing left in /tmp after a run */
     return 0;
 }
