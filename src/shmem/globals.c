@@ -74,11 +74,17 @@ typedef struct {
 } peer_info_t;
 
 /* The segment moves whole, the padding between the program's variables
- * included. AddressSanitizer poisons that padding (its global redzones), so
- * under it the segment is read word by word, uninstrumented; volatile keeps
- * the compiler from turning the loop back into an (intercepted) memcpy. */
+ * included. A program built with AddressSanitizer has that padding poisoned
+ * (its global redzones), and its runtime intercepts every memcpy in the
+ * process, ours too: so the segment is copied word by word, by a loop that
+ * is neither instrumented nor a memcpy call (volatile keeps the compiler from
+ * turning it back into one). Only pages that hold data are copied, once, at
+ * init and in a forked child. */
 #if defined(__SANITIZE_ADDRESS__)
 #define SEG_RAW __attribute__((no_sanitize_address, noinline))
+#else
+#define SEG_RAW
+#endif
 static SEG_RAW void seg_copy(void *dst, const void *src, size_t len)
 {
     volatile uint64_t *d = dst;
@@ -86,10 +92,6 @@ static SEG_RAW void seg_copy(void *dst, const void *src, size_t len)
     for (size_t i = 0; i < len / 8; i++)
         d[i] = s[i];
 }
-#else
-#define SEG_RAW
-#define seg_copy memcpy
-#endif
 
 static int own_fd = -1;
 static char *seg_base;
