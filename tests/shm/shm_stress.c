@@ -322,9 +322,14 @@ int main(int argc, char **argv)
         fprintf(stderr, "rank %d: expected a real CMA refusal note, notes: '%s'\n", me, notes);
         return 1;
     }
-    for (int r = 0; r < n; r++) /* heap buffers go with the endpoint */
-        if (r != me && !p[r].heap)
+    for (int r = 0; r < n; r++) {
+        if (r == me)
+            continue;
+        if (p[r].heap)
+            locus_shm_free(ep, p[r].sbuf), locus_shm_free(ep, p[r].rbuf);
+        else
             free(p[r].sbuf), free(p[r].rbuf);
+    }
     free(p);
     locus_shm_finalize(ep);
     if (boot && (st = locus_boot_fini(boot)))
